@@ -1,0 +1,47 @@
+// swift-tools-version: 6.0
+// Fanout: a distributed parallel test executor for Swift. Module map and import rules: see DESIGN notes in README.md.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Fanout",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "fanout", targets: ["fanout"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    ],
+    targets: [
+        .target(name: "FanoutCore", swiftSettings: strict),
+        .target(name: "FanoutRunners", dependencies: ["FanoutCore"], swiftSettings: strict),
+        .target(name: "FanoutHistory", dependencies: [
+            "FanoutCore", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: strict),
+        .target(name: "FanoutReports", dependencies: ["FanoutCore"], swiftSettings: strict),
+        .target(name: "FanoutAgents", dependencies: [
+            "FanoutCore", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        .target(name: "FanoutCoordinator", dependencies: [
+            "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports", "FanoutAgents",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
+        ], swiftSettings: strict),
+        .executableTarget(name: "fanout", dependencies: [
+            "FanoutCoordinator", "FanoutCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: strict),
+
+        .testTarget(name: "FanoutCoreTests", dependencies: ["FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutRunnersTests", dependencies: ["FanoutRunners", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutIntegrationTests", dependencies: [
+            "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",
+        ], swiftSettings: strict),
+    ]
+)

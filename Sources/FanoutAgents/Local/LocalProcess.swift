@@ -1,0 +1,180 @@
+import FanoutCore
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Process groups of this coordinator that are still running.
+private let liveGroups = Mutex<Set<pid_t>>([])
+
+/// A child process in its own process group, with its output read on a dedicated thread (blocking reads must not
+/// occupy Swift's cooperative pool, which has only as many threads as cores).
+public final class LocalProcess: Sendable {
+    public let pid: pid_t
+    private let state: Mutex<State>
+
+    private struct State {
+        var cancelled = false
+        var finished = false
+    }
+
+    /// Starts the command; `events` receives the output and exactly one ending.
+    public static func start(_ command: Command, timeout: Double?,
+                             events: AsyncStream<ProcessEvent>.Continuation) -> LocalProcess? {
+        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        guard pipe(&outPipe) == 0 else {
+            events.yield(.ended(.failedToStart("pipe: \(String(cString: strerror(errno)))")))
+            events.finish()
+            return nil
+        }
+        guard pipe(&errPipe) == 0 else {
+            close(outPipe[0]); close(outPipe[1])
+            events.yield(.ended(.failedToStart("pipe: \(String(cString: strerror(errno)))")))
+            events.finish()
+            return nil
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        for fd in [outPipe[0], outPipe[1], errPipe[0], errPipe[1]] { posix_spawn_file_actions_addclose(&actions, fd) }
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        // Own process group (so we can kill the whole tree), default signal handling, nothing blocked.
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        posix_spawnattr_setpgroup(&attr, 0)
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attr, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        sigdelset(&allSignals, SIGKILL)
+        sigdelset(&allSignals, SIGSTOP)
+        posix_spawnattr_setsigdefault(&attr, &allSignals)
+
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in command.environment { environment[k] = v }
+        let argv = ([command.executable] + command.arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, command.executable, &actions, &attr, argv, envp)
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else {
+            close(outPipe[0]); close(errPipe[0])
+            events.yield(.ended(.failedToStart("\(command.executable): \(String(cString: strerror(rc)))")))
+            events.finish()
+            return nil
+        }
+
+        let process = LocalProcess(pid: pid)
+        liveGroups.withLock { _ = $0.insert(pid) }
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        let (outRead, errRead) = (outPipe[0], errPipe[0])
+        let thread = Thread {
+            process.pump(out: outRead, err: errRead, deadline: deadline, timeout: timeout, events: events)
+        }
+        thread.name = "fanout-process-\(pid)"
+        thread.start()
+        return process
+    }
+
+    private init(pid: pid_t) {
+        self.pid = pid
+        state = Mutex(State())
+    }
+
+    /// Kills the process group (the test and everything it started). Safe to call more than once.
+    public func cancel() {
+        let alreadyDone = state.withLock { s -> Bool in
+            if !s.finished { s.cancelled = true }
+            return s.finished
+        }
+        if !alreadyDone { kill(-pid, SIGKILL) }
+    }
+
+    private func pump(out: Int32, err: Int32, deadline: Date?, timeout: Double?,
+                      events: AsyncStream<ProcessEvent>.Continuation) {
+        var fds = [pollfd(fd: out, events: Int16(POLLIN), revents: 0), pollfd(fd: err, events: Int16(POLLIN), revents: 0)]
+        var open = 2
+        var timedOut = false
+        var exited: Int32?
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var drainUntil: Date?
+
+        while open > 0 {
+            let now = Date()
+            if let deadline, !timedOut, now >= deadline {
+                timedOut = true
+                kill(-pid, SIGKILL)
+            }
+            if exited == nil, let status = reap(blocking: false) {
+                exited = status
+                // The leader is gone: whatever it left in its group must not keep the pipes open forever.
+                kill(-pid, SIGKILL)
+                drainUntil = now.addingTimeInterval(2)
+            }
+            if let drainUntil, now >= drainUntil { break }
+            let ready = poll(&fds, nfds_t(fds.count), 100)
+            if ready < 0, errno == EINTR { continue }
+            if ready <= 0 { continue }
+            for i in fds.indices where fds[i].fd >= 0 && fds[i].revents != 0 {
+                let n = read(fds[i].fd, &buffer, buffer.count)
+                if n > 0 {
+                    events.yield(.output(i == 0 ? .stdout : .stderr, Array(buffer[0..<n])))
+                } else if n == 0 || (errno != EINTR && errno != EAGAIN) {
+                    close(fds[i].fd)
+                    fds[i].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        for f in fds where f.fd >= 0 { close(f.fd) }
+        let status = exited ?? reap(blocking: true) ?? 0
+        kill(-pid, SIGKILL) // the group's stragglers, if any
+        liveGroups.withLock { _ = $0.remove(pid) }
+        let cancelled = state.withLock { s -> Bool in
+            s.finished = true
+            return s.cancelled
+        }
+        let ending: UnitEnding
+        if cancelled { ending = .cancelled }
+        else if timedOut { ending = .timedOut(limit: timeout ?? 0) }
+        else if Self.wasSignaled(status) { ending = .signaled(Self.termSignal(status)) }
+        else { ending = .exited(Self.exitStatus(status)) }
+        events.yield(.ended(ending))
+        events.finish()
+    }
+
+    private func reap(blocking: Bool) -> Int32? {
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            if r == pid { return status }
+            if r == -1, errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// Kills every process group still running (a second Ctrl-C: exit at once, but leave nothing behind).
+    public static func killAll() {
+        for group in liveGroups.withLock({ $0 }) { kill(-group, SIGKILL) }
+    }
+
+    static func wasSignaled(_ status: Int32) -> Bool { (status & 0x7f) != 0 && (status & 0x7f) != 0x7f }
+    static func termSignal(_ status: Int32) -> Int32 { status & 0x7f }
+    static func exitStatus(_ status: Int32) -> Int32 { (status >> 8) & 0xff }
+}

@@ -1,0 +1,26 @@
+import FanoutCore
+
+/// Worker slots on this machine: test processes run as children of the coordinator.
+public struct LocalTransport: Transport {
+    public let name: String
+    public let slots: Int
+    public var kind: String { "local" }
+
+    public init(name: String = "local", slots: Int) {
+        self.name = name
+        self.slots = max(1, slots)
+    }
+
+    public func prepare(product: TestProduct) async throws -> String { product.binary }
+
+    public func run(_ command: Command, timeout: Double?) -> AsyncStream<ProcessEvent> {
+        let (stream, continuation) = AsyncStream<ProcessEvent>.makeStream(bufferingPolicy: .unbounded)
+        let process = LocalProcess.start(command, timeout: timeout, events: continuation)
+        continuation.onTermination = { reason in
+            if case .cancelled = reason { process?.cancel() }
+        }
+        return stream
+    }
+
+    public func shutdown() async {}
+}

@@ -1,0 +1,65 @@
+import FanoutCore
+
+/// Which stream a chunk of output came from.
+public enum OutputStreamKind: Sendable, Hashable {
+    case stdout, stderr
+}
+
+/// What a running process reports: output as it is written, then exactly one ending.
+public enum ProcessEvent: Sendable, Hashable {
+    case output(OutputStreamKind, [UInt8])
+    case ended(UnitEnding)
+}
+
+/// An agent: somewhere with slots that runs test processes. Local slots and SSH machines are the two kinds.
+///
+/// Every process a transport starts runs in its own process group, so a time-out or a cancel kills the test and
+/// everything it started. Cancelling the task that consumes `run`'s stream kills the process group too.
+public protocol Transport: Sendable {
+    /// A name for reports: `local`, `agent-1`, ...
+    var name: String { get }
+    /// `local` or `ssh`.
+    var kind: String { get }
+    var slots: Int { get }
+
+    /// Makes the product available on the agent and returns the path of the test binary there.
+    func prepare(product: TestProduct) async throws -> String
+
+    /// Starts `command`; the stream yields its output as it arrives and ends with `.ended`. Past `timeout`
+    /// seconds the process group is killed and the ending is `.timedOut`.
+    func run(_ command: Command, timeout: Double?) -> AsyncStream<ProcessEvent>
+
+    /// Stops everything this transport started and releases its resources.
+    func shutdown() async
+}
+
+/// A built test product: the binary and the files that must sit next to it.
+public struct TestProduct: Sendable, Hashable {
+    /// The `.xctest` executable.
+    public var binary: String
+    /// The folder the binary was built in (resources and other products live there).
+    public var directory: String
+
+    public init(binary: String) {
+        self.binary = binary
+        var dir = binary
+        if let slash = dir.lastIndex(of: "/") { dir = String(dir[..<slash]) } else { dir = "." }
+        self.directory = dir
+    }
+}
+
+extension Transport {
+    /// Runs a command to its end and returns everything it wrote (for listing tests, checking a toolchain).
+    public func capture(_ command: Command, timeout: Double? = nil) async -> (UnitEnding, stdout: [UInt8], stderr: [UInt8]) {
+        var out: [UInt8] = [], err: [UInt8] = []
+        var ending = UnitEnding.failedToStart("no ending reported")
+        for await event in run(command, timeout: timeout) {
+            switch event {
+            case .output(.stdout, let bytes): out += bytes
+            case .output(.stderr, let bytes): err += bytes
+            case .ended(let e): ending = e
+            }
+        }
+        return (ending, out, err)
+    }
+}

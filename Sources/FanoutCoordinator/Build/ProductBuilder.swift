@@ -1,0 +1,77 @@
+import FanoutAgents
+import FanoutCore
+import Foundation
+
+/// Builds a package's tests (`swift build --build-tests`) and finds the test product, or checks a given bundle.
+public struct ProductBuilder: Sendable {
+    public let settings: RunSettings
+    private let shell = LocalTransport(name: "build", slots: 1)
+
+    public init(settings: RunSettings) {
+        self.settings = settings
+    }
+
+    /// The product to test: the given `--bundle`, or the result of building the package.
+    public func product(progress: ProgressHandler) async throws(FanoutError) -> TestProduct {
+        if let bundle = settings.bundlePath { return try Self.checkBundle(bundle) }
+        let package = URL(fileURLWithPath: settings.packagePath).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: package + "/Package.swift") else {
+            throw FanoutError("no Swift package at \(package) (no Package.swift there)",
+                              hint: "Point --package at the folder with Package.swift, or give a built product with --bundle PATH.")
+        }
+        guard let swift = Self.findSwift() else {
+            throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain or use --bundle PATH.",
+                              exitCode: .infrastructure)
+        }
+        var args = ["build", "--build-tests", "--package-path", package, "-c", settings.configuration]
+        if let scratch = settings.scratchPath { args += ["--scratch-path", scratch] }
+        args += settings.buildFlags
+        progress(.phase("building \(package) (\(settings.configuration))"))
+        let (ending, out, err) = await shell.capture(Command(executable: swift, arguments: args))
+        guard case .exited(0) = ending else {
+            let text = String(decoding: out + err, as: UTF8.self)
+            var errors = text.split(separator: "\n").filter { $0.contains("error:") }.map(String.init)
+            if errors.isEmpty { errors = text.split(separator: "\n").suffix(20).map(String.init) }
+            throw FanoutError("the build failed (\(ending)): swift \(ShellQuote.join(args))",
+                              hint: "Fix the errors above, or run the same command by hand to see its whole output.",
+                              details: Array(errors.prefix(30)))
+        }
+        let (pathEnding, pathOut, pathErr) = await shell.capture(Command(executable: swift, arguments: args + ["--show-bin-path"]))
+        let bin = String(decoding: pathOut, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard case .exited(0) = pathEnding, !bin.isEmpty else {
+            throw FanoutError("swift build --show-bin-path failed: \(String(decoding: pathErr, as: UTF8.self))",
+                              exitCode: .infrastructure)
+        }
+        let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: bin)) ?? [])
+            .filter { $0.hasSuffix("PackageTests.xctest") }.sorted()
+        guard let name = candidates.first else {
+            throw FanoutError("the build made no test product in \(bin)",
+                              hint: "Does the package have test targets? `swift build --build-tests` links them into <Package>PackageTests.xctest.")
+        }
+        return TestProduct(binary: bin + "/" + name)
+    }
+
+    /// A bundle must exist and be an executable file.
+    public static func checkBundle(_ path: String) throws(FanoutError) -> TestProduct {
+        let full = URL(fileURLWithPath: path).standardizedFileURL.path
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir) else {
+            throw FanoutError("no test product at \(full)",
+                              hint: "Give the path of a built <Package>PackageTests.xctest (see `swift build --build-tests --show-bin-path`).")
+        }
+        guard !isDir.boolValue, FileManager.default.isExecutableFile(atPath: full) else {
+            throw FanoutError("\(full) is not an executable test product",
+                              hint: "On Linux the product is the executable file <Package>PackageTests.xctest.")
+        }
+        return TestProduct(binary: full)
+    }
+
+    static func findSwift() -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/swift"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}

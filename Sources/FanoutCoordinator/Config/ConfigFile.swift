@@ -1,0 +1,182 @@
+import FanoutCore
+import Foundation
+import Yams
+
+/// Reads `fanout.yml` (documented in config/fanout.example.yml) into RunSettings.
+///
+/// Strict: an unknown key is an error (a typo must not silently fall back to a default), and every error names
+/// the file, the line and the key. `${NAME}` in a string is replaced by the environment variable NAME.
+public enum ConfigFile {
+    public static let defaultName = "fanout.yml"
+
+    /// Applies the file's settings on top of `settings`.
+    public static func load(_ path: String, into settings: inout RunSettings,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(FanoutError) {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw FanoutError("cannot read the config file \(path): \(error.localizedDescription)",
+                              hint: "Check the path given to --config.")
+        }
+        try parse(text, file: path, into: &settings, environment: environment)
+    }
+
+    public static func parse(_ text: String, file: String, into settings: inout RunSettings,
+                             environment: [String: String] = [:]) throws(FanoutError) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw FanoutError("\(file): not valid YAML: \(error)")
+        } catch {
+            throw FanoutError("\(file): not valid YAML: \(error)")
+        }
+        guard let root else { return } // an empty file changes nothing
+        let top = ConfigNode(node: root, path: "", file: file, environment: environment)
+        let keys = try top.mapping(allowed: ["package", "bundle", "build", "filter", "skip", "slots", "report_dir",
+                                             "reports", "history", "record_history", "timeout", "estimate",
+                                             "destination"])
+        if let v = keys["package"] { settings.packagePath = try v.string() }
+        if let v = keys["bundle"] { settings.bundlePath = try v.string() }
+        if let build = keys["build"] {
+            let b = try build.mapping(allowed: ["configuration", "scratch_path", "flags"])
+            if let v = b["configuration"] { settings.configuration = try v.oneOf(["debug", "release"]) }
+            if let v = b["scratch_path"] { settings.scratchPath = try v.string() }
+            if let v = b["flags"] { settings.buildFlags = try v.strings() }
+        }
+        if let v = keys["filter"] { settings.filters = try v.strings() }
+        if let v = keys["skip"] { settings.skips = try v.strings() }
+        if let v = keys["slots"] { settings.slots = try v.int(min: 1) }
+        if let v = keys["report_dir"] { settings.reportDirectory = try v.string() }
+        if let v = keys["reports"] { settings.reportRoot = try v.string() }
+        if let v = keys["history"] { settings.historyPath = try v.string() }
+        if let v = keys["record_history"] { settings.recordHistory = try v.bool() }
+        if let timeout = keys["timeout"] {
+            let t = try timeout.mapping(allowed: ["factor", "minimum"])
+            if let v = t["factor"] { settings.timeoutFactor = try v.double(min: 0.1) }
+            if let v = t["minimum"] { settings.minimumTimeout = try v.double(min: 1) }
+        }
+        if let estimate = keys["estimate"] {
+            let e = try estimate.mapping(allowed: ["percentile", "window", "overhead"])
+            if let v = e["percentile"] { settings.percentile = try v.double(min: 1, max: 100) }
+            if let v = e["window"] { settings.historyWindow = try v.int(min: 1) }
+            if let v = e["overhead"] { settings.invocationOverhead = try v.double(min: 0) }
+        }
+        if let dest = keys["destination"] {
+            let d = try dest.mapping(allowed: ["name", "environment", "arguments"])
+            var destination = Destination.local
+            if let v = d["name"] { destination.name = try v.string() }
+            if let v = d["environment"] { destination.environment = try v.stringMap() }
+            if let v = d["arguments"] { destination.arguments = try v.strings() }
+            settings.destination = destination
+        }
+    }
+}
+
+/// A node of the config with where it came from, for errors that point at the line.
+struct ConfigNode {
+    let node: Node
+    let path: String
+    let file: String
+    let environment: [String: String]
+
+    private var place: String {
+        let line = node.mark.map { ":\($0.line)" } ?? ""
+        return "\(file)\(line)"
+    }
+
+    func fail(_ what: String) -> FanoutError {
+        FanoutError("\(place): \(path.isEmpty ? "the file" : "'\(path)'") \(what)",
+                    hint: "See config/fanout.example.yml for every key and its meaning.")
+    }
+
+    func mapping(allowed: Set<String>) throws(FanoutError) -> [String: ConfigNode] {
+        guard case .mapping(let m) = node else { throw fail("must be a mapping of keys to values") }
+        var out: [String: ConfigNode] = [:]
+        for (k, v) in m {
+            guard case .scalar(let key) = k else { throw fail("has a key that is not a plain name") }
+            let full = path.isEmpty ? key.string : "\(path).\(key.string)"
+            guard allowed.contains(key.string) else {
+                let line = k.mark.map { ":\($0.line)" } ?? ""
+                throw FanoutError("\(file)\(line): unknown key '\(full)'",
+                                  hint: "Known keys here: \(allowed.sorted().joined(separator: ", ")). See config/fanout.example.yml.")
+            }
+            out[key.string] = ConfigNode(node: v, path: full, file: file, environment: environment)
+        }
+        return out
+    }
+
+    func string() throws(FanoutError) -> String {
+        guard case .scalar(let s) = node else { throw fail("must be a single value") }
+        return try interpolate(s.string)
+    }
+
+    func strings() throws(FanoutError) -> [String] {
+        switch node {
+        case .scalar: return [try string()]
+        case .sequence(let seq):
+            var out: [String] = []
+            for (i, n) in seq.enumerated() {
+                out.append(try ConfigNode(node: n, path: "\(path)[\(i)]", file: file, environment: environment).string())
+            }
+            return out
+        default: throw fail("must be a value or a list of values")
+        }
+    }
+
+    func stringMap() throws(FanoutError) -> [String: String] {
+        guard case .mapping(let m) = node else { throw fail("must be a mapping of names to values") }
+        var out: [String: String] = [:]
+        for (k, v) in m {
+            guard case .scalar(let key) = k else { throw fail("has a key that is not a plain name") }
+            out[key.string] = try ConfigNode(node: v, path: "\(path).\(key.string)", file: file,
+                                             environment: environment).string()
+        }
+        return out
+    }
+
+    func int(min: Int) throws(FanoutError) -> Int {
+        guard let v = Int(try string()), v >= min else { throw fail("must be a whole number ≥ \(min)") }
+        return v
+    }
+
+    func double(min: Double, max: Double = .infinity) throws(FanoutError) -> Double {
+        guard let v = Double(try string()), v >= min, v <= max else {
+            throw fail(max.isFinite ? "must be a number from \(min) to \(max)" : "must be a number ≥ \(min)")
+        }
+        return v
+    }
+
+    func bool() throws(FanoutError) -> Bool {
+        switch try string().lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw fail("must be true or false")
+        }
+    }
+
+    func oneOf(_ choices: [String]) throws(FanoutError) -> String {
+        let v = try string()
+        guard choices.contains(v) else { throw fail("must be one of \(choices.joined(separator: ", ")) (got '\(v)')") }
+        return v
+    }
+
+    /// `${NAME}` → the environment variable NAME; an unset variable is an error, not an empty string.
+    private func interpolate(_ s: String) throws(FanoutError) -> String {
+        guard s.contains("${") else { return s }
+        var out = ""
+        var rest = Substring(s)
+        while let open = rest.range(of: "${") {
+            out += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].firstIndex(of: "}") else { throw fail("has an unclosed ${") }
+            let name = String(rest[open.upperBound..<close])
+            guard let value = environment[name] else {
+                throw fail("uses ${\(name)}, but the environment variable \(name) is not set")
+            }
+            out += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+}

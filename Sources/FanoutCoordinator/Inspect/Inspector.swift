@@ -1,0 +1,71 @@
+import FanoutCore
+import FanoutHistory
+import Foundation
+
+/// Answers `fanout plan`, `fanout list` and `fanout history …` as tables.
+public enum Inspector {
+    /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
+    public static func planTables(_ p: Prepared) -> [Table] {
+        let units = p.plan.units.map { u in
+            [String(u.unit.id), String(u.slot), String(format2: u.start), String(format2: u.end),
+             String(format2: u.unit.estimate), Coordinator.describe(u.unit).joined(separator: ", ")]
+        }
+        let classes = p.items.sorted { $0.estimate > $1.estimate }.map { item in
+            [item.suite.description, item.framework.rawValue, String(item.tests.count), String(format2: item.estimate),
+             item.source.description]
+        }
+        let summary = Table(title: "Plan", headers: ["tests", "classes", "units", "slots", "work (s)", "LB (s)", "predicted (s)"],
+                            rows: [[String(p.catalog.testCount), String(p.items.count), String(p.plan.units.count),
+                                    String(p.slots), String(format2: p.plan.totalWork), String(format2: p.plan.lowerBound),
+                                    String(format2: p.plan.predictedMakespan)]],
+                            numeric: [0, 1, 2, 3, 4, 5, 6])
+        return [
+            summary,
+            Table(title: "Units (predicted)", headers: ["unit", "slot", "start", "end", "estimate", "classes"], rows: units,
+                  numeric: [0, 1, 2, 3, 4]),
+            Table(title: "Estimates", headers: ["class", "framework", "tests", "estimate (s)", "source"], rows: classes,
+                  numeric: [2, 3]),
+        ]
+    }
+
+    /// `fanout list`: classes with their tests and estimates.
+    public static func listTable(_ p: Prepared, showTests: Bool) -> Table {
+        var rows: [[String]] = []
+        for item in p.items.sorted(by: { ($0.framework, $0.suite) < ($1.framework, $1.suite) }) {
+            rows.append([item.suite.description, item.framework.rawValue, String(item.tests.count),
+                         String(format2: item.estimate), item.source.description])
+            if showTests { rows += item.tests.map { ["  " + $0, "", "", "", ""] } }
+        }
+        return Table(title: "\(p.items.count) classes, \(p.catalog.testCount) tests",
+                     headers: ["class", "framework", "tests", "estimate (s)", "source"], rows: rows, numeric: [2, 3])
+    }
+
+    /// `fanout history show`: recent runs and per-class timing statistics.
+    public static func historyTables(path: String, destination: String?, limit: Int) throws(FanoutError) -> [Table] {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw FanoutError("no timing history at \(path)", hint: "Run `fanout run` first, or point --history at the file.")
+        }
+        do {
+            let (store, _) = try HistoryStore.open(at: path)
+            let runs = try store.recentRuns(limit: limit).map { r in
+                [r.runID, r.destinations.joined(separator: ","), String(r.counts.total), String(r.counts.failures),
+                 r.wall.map { String(format2: $0) } ?? "-", r.makespan.map { String(format2: $0) } ?? "-",
+                 r.lowerBound.map { String(format2: $0) } ?? "-", r.efficiency.map { String(format2: $0) } ?? "-",
+                 String(r.exitCode)]
+            }
+            let classes = try store.classStats(destination: destination, limit: limit).map { c in
+                [c.suite.description, c.destination, String(c.runs), String(format2: c.last), String(format2: c.p50),
+                 String(format2: c.p80), String(format2: c.max)]
+            }
+            return [
+                Table(title: "Recent runs", headers: ["run", "destinations", "tests", "failures", "wall", "makespan",
+                                                      "LB", "makespan/LB", "exit"],
+                      rows: runs, numeric: [2, 3, 4, 5, 6, 7, 8]),
+                Table(title: "Classes (seconds)", headers: ["class", "destination", "runs", "last", "p50", "p80", "max"],
+                      rows: classes, numeric: [2, 3, 4, 5, 6]),
+            ]
+        } catch {
+            throw FanoutError("cannot read the timing history at \(path): \(error)", exitCode: .infrastructure)
+        }
+    }
+}

@@ -1,0 +1,323 @@
+import FanoutAgents
+import FanoutCore
+import FanoutHistory
+import FanoutReports
+import FanoutRunners
+import Foundation
+
+/// What `fanout run` produced.
+public struct RunOutcome: Sendable {
+    public var report: RunReport
+    /// The report folder and the files written there (empty when writing failed: see the report's warnings).
+    public var reportDirectory: String?
+    public var files: [String]
+    public var exitCode: ExitCode
+}
+
+/// Everything known before the first unit runs: `fanout plan` and `fanout list` stop here.
+public struct Prepared: Sendable {
+    public var product: TestProduct
+    public var catalog: Catalog
+    public var items: [WorkItem]
+    public var plan: Plan
+    public var warnings: [String]
+    public var slots: Int
+    /// Seconds spent building and discovering.
+    public var preparation: Double
+}
+
+/// Runs the whole job: config → build → discover → estimate → plan → dispatch → collect → report → history.
+public final class Coordinator: Sendable {
+    public static let version = "0.1.0"
+
+    public let settings: RunSettings
+    public let transports: [any Transport]
+    private let progress: ProgressHandler
+
+    /// Without transports, the embedded default: `settings.slots` local slots.
+    public init(settings: RunSettings, transports: [any Transport]? = nil, progress: @escaping ProgressHandler = { _ in }) {
+        self.settings = settings
+        self.transports = transports ?? [LocalTransport(slots: settings.slots)]
+        self.progress = progress
+    }
+
+    private var slotCount: Int { transports.reduce(0) { $0 + $1.slots } }
+
+    // MARK: - Before the run
+
+    public func prepare() async throws(FanoutError) -> Prepared {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try settings.validate()
+        let filter = try ClassFilter(filters: settings.filters, skips: settings.skips)
+        let product = try await ProductBuilder(settings: settings).product(progress: progress)
+        progress(.phase("discovering tests in \(product.binary)"))
+        let full = try await Discovery().catalog(of: product, destination: settings.destination)
+        guard full.testCount > 0 else {
+            throw FanoutError("the product \(product.binary) contains no tests",
+                              hint: "Check that the package has test targets with XCTest classes or Swift Testing suites.")
+        }
+        let catalog = full.filter { filter.accepts($0.id) }
+        guard catalog.testCount > 0 else {
+            throw FanoutError(
+                "no test class matches the filters (--filter \(settings.filters.joined(separator: " ")) --skip \(settings.skips.joined(separator: " ")))",
+                hint: "Filters are regexes over Module.Class; `fanout list` shows the \(full.suites.count) classes found.")
+        }
+        var warnings: [String] = []
+        let history = readHistory(warnings: &warnings)
+        let items = settings.estimator.workItems(for: catalog, destination: settings.destination.name, history: history)
+        let scheduler = Scheduler(items: items, options: schedulerOptions)
+        let plan = scheduler.plan()
+        return Prepared(product: product, catalog: catalog, items: items, plan: plan, warnings: warnings,
+                        slots: slotCount, preparation: (clock.now - start).seconds)
+    }
+
+    private var schedulerOptions: SchedulerOptions {
+        SchedulerOptions(slots: slotCount, overhead: settings.invocationOverhead)
+    }
+
+    private func readHistory(warnings: inout [String]) -> TimingHistory {
+        let empty = TimingHistory.empty(settings.destination.name)
+        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return empty }
+        do {
+            let (store, notes) = try HistoryStore.open(at: settings.historyPath)
+            warnings += notes
+            return try store.timingHistory(destination: settings.destination.name, window: settings.historyWindow)
+        } catch {
+            warnings.append("timing history not used: \(error)")
+            return empty
+        }
+    }
+
+    // MARK: - The run
+
+    public func run() async throws(FanoutError) -> RunOutcome {
+        let startedAt = Date()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let now: @Sendable () -> Double = { (clock.now - t0).seconds }
+
+        let prepared = try await prepare()
+        for w in prepared.warnings { progress(.warning(w)) }
+        progress(.planned(tests: prepared.catalog.testCount, items: prepared.items.count, slots: prepared.slots,
+                          predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
+
+        let state = RunState(scheduler: Scheduler(items: prepared.items, options: schedulerOptions),
+                             items: prepared.items, requeueBudget: 2, slots: prepared.slots, progress: progress)
+        for w in prepared.warnings { await state.warn(w) }
+
+        var binaries: [(any Transport, String)] = []
+        for transport in transports {
+            do {
+                binaries.append((transport, try await transport.prepare(product: prepared.product)))
+            } catch {
+                await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
+            }
+        }
+        let interrupted = await dispatch(binaries: binaries, state: state, now: now)
+        for transport in transports { await transport.shutdown() }
+
+        return await finish(prepared: prepared, state: state, startedAt: startedAt, now: now(),
+                            interrupted: interrupted, usableAgents: binaries.count)
+    }
+
+    /// Runs every slot until the queue is drained. Returns true when the run was interrupted.
+    private func dispatch(binaries: [(any Transport, String)], state: RunState,
+                          now: @escaping @Sendable () -> Double) async -> Bool {
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for (transport, binary) in binaries {
+                    for index in 0..<transport.slots {
+                        let slot = SlotRef(agent: transport.name, index: index)
+                        group.addTask { [self] in
+                            while let unit = await state.next(now: now) {
+                                let done = await self.execute(unit, on: transport, binary: binary, slot: slot,
+                                                              state: state, now: now)
+                                await state.complete(done)
+                            }
+                        }
+                    }
+                }
+            }
+            return Task.isCancelled
+        } onCancel: {
+            Task { await state.stop() }
+        }
+    }
+
+    /// Runs one unit on one slot and collects what it produced.
+    private func execute(_ unit: WorkUnit, on transport: any Transport, binary: String, slot: SlotRef,
+                         state: RunState, now: @Sendable () -> Double) async -> FinishedUnit {
+        let start = now()
+        let runner = Runners.runner(for: unit.framework)
+        var collector = UnitCollector(unit: unit, agent: transport.name)
+        progress(.unitStarted(unit: unit.id, agent: transport.name, slot: slot.index,
+                              suites: Self.describe(unit), estimate: unit.estimate))
+        let command: Command
+        do {
+            command = try runner.command(for: unit, binary: binary, destination: settings.destination)
+        } catch {
+            let ending = UnitEnding.failedToStart(error.description)
+            return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
+                                log: "", result: collector.finish(ending, diagnostics: ""))
+        }
+        var parser = runner.makeParser(for: unit)
+        var log = LogBuffer()
+        var stderrTail = LogBuffer(limit: 64 * 1024)
+        var ending = UnitEnding.cancelled
+        let expected = Set(unit.testIDs)
+
+        func collect(_ events: [TestEvent]) async {
+            for event in events {
+                if let (id, attempt) = collector.consume(event), expected.contains(id) {
+                    await state.recordTestEnded(id, attempt, destination: unit.destination)
+                }
+            }
+        }
+
+        for await event in transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate)) {
+            switch event {
+            case .output(.stdout, let bytes):
+                log.append(bytes)
+                await collect(parser.consume(stdout: bytes))
+            case .output(.stderr, let bytes):
+                log.append(bytes)
+                stderrTail.append(bytes)
+                await collect(parser.consume(stderr: bytes))
+            case .ended(let e):
+                ending = e
+            }
+        }
+        await collect(parser.finish())
+        let result = collector.finish(ending, diagnostics: stderrTail.lastLines(60))
+        return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending,
+                            command: command.description, log: log.text, result: result)
+    }
+
+    static func describe(_ unit: WorkUnit) -> [String] {
+        unit.items.map { $0.isWholeSuite ? $0.suite.description : "\($0.suite) (\($0.tests.count) tests)" }
+    }
+
+    // MARK: - After the run
+
+    private func finish(prepared: Prepared, state: RunState, startedAt: Date, now: Double, interrupted: Bool,
+                        usableAgents: Int) async -> RunOutcome {
+        let reason = interrupted ? "the run was interrupted before this test ran"
+            : usableAgents == 0 ? "no agent was usable" : "never ran"
+        let results = await state.results(reasonForMissing: reason)
+        let finished = await state.finished.sorted { $0.unit.id < $1.unit.id }
+        var warnings = await state.warnings
+        let measurements = await state.measurements
+
+        let classes = Self.classReports(items: prepared.items, finished: finished, results: results)
+        let units = finished.map { f in
+            UnitReport(id: f.unit.id, destination: f.unit.destination, framework: f.unit.framework, agent: f.slot.agent,
+                       slot: f.slot.index, suites: Self.describe(f.unit), testCount: f.unit.testCount,
+                       estimate: f.unit.estimate, startedAt: f.startedAt, duration: f.endedAt - f.startedAt,
+                       ending: f.ending.description, command: f.command, log: f.log)
+        }
+        let firstStart = finished.map(\.startedAt).min() ?? now
+        let lastEnd = finished.map(\.endedAt).max() ?? now
+        let actuals = classes.compactMap(\.actual)
+        let lowerBound = Scheduler.lowerBound(work: actuals.reduce(0, +), longest: actuals.max() ?? 0,
+                                              slots: prepared.slots)
+        let counts = Counts(results.map(\.outcome))
+        let infrastructure = counts.notRun > 0 || usableAgents == 0
+            || finished.contains { $0.result.problem != nil }
+        let exit: ExitCode = interrupted ? .interrupted
+            : counts.failures > 0 ? .testFailures
+            : infrastructure ? .infrastructure : .success
+
+        var report = RunReport(
+            runID: Self.makeRunID(startedAt), fanoutVersion: Self.version, startedAt: startedAt, finishedAt: Date(),
+            interrupted: interrupted,
+            product: ProductInfo(package: settings.bundlePath == nil ? settings.packagePath : nil,
+                                 bundle: prepared.product.binary),
+            destinations: [settings.destination.name],
+            agents: transports.map { AgentInfo(name: $0.name, transport: $0.kind, slots: $0.slots) },
+            plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
+                             predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
+            units: units, classes: classes, results: results, measurements: measurements, warnings: warnings,
+            timing: Timing(wall: now, preparation: firstStart, makespan: max(0, lastEnd - firstStart),
+                           lowerBound: lowerBound),
+            exitCode: exit.rawValue)
+
+        if settings.recordHistory, !interrupted {
+            do {
+                let (store, notes) = try HistoryStore.open(at: settings.historyPath)
+                warnings += notes
+                try store.record(report)
+            } catch {
+                warnings.append("the timing history was not updated: \(error)")
+            }
+            report.warnings = warnings
+        }
+
+        let directory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
+            ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: report.runID)
+        do {
+            let files = try ReportWriter().write(report, to: directory)
+            return RunOutcome(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
+        } catch {
+            report.warnings.append("the report could not be written: \(error)")
+            progress(.warning("the report could not be written: \(error)"))
+            return RunOutcome(report: report, reportDirectory: nil, files: [],
+                              exitCode: exit == .success ? .infrastructure : exit)
+        }
+    }
+
+    /// Estimate versus actual per class and destination; a class's outcome is its worst test's.
+    static func classReports(items: [WorkItem], finished: [FinishedUnit], results: [TestResult]) -> [ClassReport] {
+        var byClass: [String: [Outcome]] = [:]
+        for r in results { byClass["\(r.destination)|\(r.id.suite)", default: []].append(r.outcome) }
+        return items.map { item in
+            let key = "\(item.destination)|\(item.suite)"
+            let mine = finished.filter { $0.unit.destination == item.destination }
+            let pieces = mine.compactMap { $0.result.suiteDurations[item.suite] }
+            let complete = mine.contains { $0.result.completeSuites.contains(item.suite) }
+            let agent = mine.last { $0.result.suiteDurations[item.suite] != nil }?.slot.agent
+            return ClassReport(suite: item.suite, framework: item.framework, destination: item.destination,
+                               testCount: item.tests.count, estimate: item.estimate,
+                               estimateSource: item.source.description,
+                               actual: pieces.isEmpty ? nil : pieces.reduce(0, +),
+                               outcome: classOutcome(byClass[key] ?? []),
+                               timingIsComplete: complete && pieces.count == 1, agent: agent)
+        }.sorted { ($0.destination, $0.suite) < ($1.destination, $1.suite) }
+    }
+
+    static func classOutcome(_ outcomes: [Outcome]) -> Outcome {
+        if let worst = outcomes.filter({ $0.isFailure || $0 == .notRun }).max() { return worst }
+        if !outcomes.isEmpty, outcomes.allSatisfy({ $0 == .skipped }) { return .skipped }
+        return outcomes.contains(.flaky) ? .flaky : .passed
+    }
+
+    static func makeRunID(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        let suffix = String(UInt32.random(in: 0..<(1 << 20)), radix: 16)
+        return "\(f.string(from: date))-\(suffix)"
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
+
+extension RunOutcome {
+    /// The console summary of the report (counts, every failure with its place, slowest classes, timing).
+    public func summary(color: Bool) -> String {
+        ConsoleSummary(color: color).render(report)
+    }
+}
+
+extension Coordinator {
+    /// A second Ctrl-C: kill every local process group this coordinator started, right now.
+    public static func killEverythingNow() {
+        LocalProcess.killAll()
+    }
+}

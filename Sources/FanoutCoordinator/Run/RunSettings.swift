@@ -1,0 +1,107 @@
+import FanoutCore
+import Foundation
+
+/// Everything a run needs to know, after the config file and the flags are merged (flags win).
+public struct RunSettings: Sendable, Hashable {
+    /// The Swift package to build (`swift build --build-tests`) and test.
+    public var packagePath = "."
+    /// A built test product to use as it is: skips the build.
+    public var bundlePath: String?
+    /// `debug` or `release`.
+    public var configuration = "debug"
+    /// `--scratch-path` of the build; nil: SwiftPM's default (`<package>/.build`).
+    public var scratchPath: String?
+    /// Extra arguments for `swift build` (e.g. `-Xswiftc -DFOO`).
+    public var buildFlags: [String] = []
+    /// Regexes over `Module.Class`: a class runs when it matches any filter (or there is none) and no skip.
+    public var filters: [String] = []
+    public var skips: [String] = []
+    /// Local worker slots.
+    public var slots = ProcessInfo.processInfo.activeProcessorCount
+    /// Where report folders go (`<root>/<run-id>/`), unless `reportDirectory` names the folder itself.
+    public var reportRoot = ".fanout/reports"
+    public var reportDirectory: String?
+    public var historyPath = ".fanout/history.sqlite"
+    /// Do not write this run into the timing history (exploratory local runs should not teach CI's estimates).
+    public var recordHistory = true
+    /// A unit may run `timeoutFactor` × its estimate, and never less than `minimumTimeout` seconds.
+    public var timeoutFactor = 3.0
+    public var minimumTimeout = 60.0
+    /// The estimate of a class is this percentile (0-100) of its last `historyWindow` runs.
+    public var percentile = 80.0
+    public var historyWindow = 10
+    /// Estimated cost of starting one test process, used to size batches.
+    public var invocationOverhead = 0.02
+    public var destination = Destination.local
+
+    public init() {}
+
+    /// The time limit of a unit with this estimate.
+    public func timeout(forEstimate estimate: Double) -> Double {
+        max(minimumTimeout, timeoutFactor * estimate)
+    }
+
+    public var estimator: Estimator {
+        Estimator(percentile: percentile / 100, window: historyWindow)
+    }
+
+    /// Checks values that the type system cannot.
+    public func validate() throws(FanoutError) {
+        guard slots >= 1 else {
+            throw FanoutError("--slots must be at least 1 (got \(slots))", hint: "Use --slots N with N ≥ 1.")
+        }
+        guard ["debug", "release"].contains(configuration) else {
+            throw FanoutError("unknown build configuration '\(configuration)'", hint: "Use debug or release.")
+        }
+        guard timeoutFactor > 0, minimumTimeout > 0 else {
+            throw FanoutError("timeouts must be positive (factor \(timeoutFactor), minimum \(minimumTimeout) s)")
+        }
+        guard percentile > 0, percentile <= 100 else {
+            throw FanoutError("the estimate percentile must be in 1...100 (got \(percentile))")
+        }
+        guard historyWindow >= 1 else {
+            throw FanoutError("the history window must be at least 1 run (got \(historyWindow))")
+        }
+        _ = try ClassFilter(filters: filters, skips: skips)
+    }
+}
+
+/// `--filter` / `--skip`: regular expressions over `Module.Class`.
+public struct ClassFilter: Sendable {
+    private let filters: [NSRegularExpressionBox]
+    private let skips: [NSRegularExpressionBox]
+
+    public init(filters: [String], skips: [String]) throws(FanoutError) {
+        func compile(_ pattern: String, _ flag: String) throws(FanoutError) -> NSRegularExpressionBox {
+            do {
+                return NSRegularExpressionBox(try NSRegularExpression(pattern: pattern))
+            } catch {
+                throw FanoutError("\(flag) '\(pattern)' is not a valid regular expression",
+                                  hint: "Filters are regular expressions over Module.Class, e.g. --filter '^MyTests\\.Login'.")
+            }
+        }
+        var f: [NSRegularExpressionBox] = []
+        for p in filters { f.append(try compile(p, "--filter")) }
+        var s: [NSRegularExpressionBox] = []
+        for p in skips { s.append(try compile(p, "--skip")) }
+        self.filters = f
+        self.skips = s
+    }
+
+    public func accepts(_ suite: SuiteID) -> Bool {
+        let name = suite.description
+        if !filters.isEmpty, !filters.contains(where: { $0.matches(name) }) { return false }
+        return !skips.contains { $0.matches(name) }
+    }
+}
+
+/// NSRegularExpression is immutable and thread-safe, but not marked Sendable.
+struct NSRegularExpressionBox: @unchecked Sendable {
+    let regex: NSRegularExpression
+
+    init(_ regex: NSRegularExpression) { self.regex = regex }
+
+    func matches(_ s: String) -> Bool {
+        regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil
+    }
+}

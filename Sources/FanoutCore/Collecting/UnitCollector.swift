@@ -1,0 +1,157 @@
+/// What one unit produced once it ended.
+public struct UnitResult: Sendable, Hashable {
+    /// One attempt for every test that ran (or was running when the process died).
+    public var attempts: [TestID: Attempt]
+    /// Tests that did not get to run because the process died or was stopped: they go back to the queue,
+    /// one item per class, so nothing asked for is lost.
+    public var leftovers: [WorkItem]
+    /// Tests the binary was asked for and did not run although it ended normally: re-running cannot help.
+    public var missing: [TestID]
+    public var measurements: [Measurement]
+    /// Time of each class as the framework measured it (suite time), or the sum of its tests' times.
+    public var suiteDurations: [SuiteID: Double]
+    /// Classes of the unit that ran whole and ended normally: their time may teach the history.
+    public var completeSuites: Set<SuiteID>
+    /// Why the unit is an error although it may have reported tests (zero tests selected, odd exit).
+    public var problem: String?
+}
+
+/// Assembles the events of one running unit into attempts, and decides at the end what happened to every test
+/// the unit was asked to run: ended, crashed, timed out, left over for another unit, or missing.
+public struct UnitCollector: Sendable {
+    public let unit: WorkUnit
+    public let agent: String
+    private var started: [TestID] = []
+    private var ended: [TestID: Attempt] = [:]
+    private var issues: [TestID: [Issue]] = [:]
+    private var measurements: [Measurement] = []
+    private var suiteTimes: [SuiteID: Double] = [:]
+    private let expected: Set<TestID>
+    /// Events about tests this unit was not asked to run (a framework surprise); kept so nothing is silently dropped.
+    public private(set) var strays: [TestID] = []
+
+    public init(unit: WorkUnit, agent: String) {
+        self.unit = unit
+        self.agent = agent
+        expected = Set(unit.testIDs)
+    }
+
+    /// Tests that have ended so far.
+    public var endedCount: Int { ended.count }
+    public var failedSoFar: Int { ended.values.filter { $0.outcome.isFailure }.count }
+
+    /// Takes one event; returns the attempt when the event ended a test (for live progress).
+    @discardableResult
+    public mutating func consume(_ event: TestEvent) -> (TestID, Attempt)? {
+        switch event {
+        case .started(let id):
+            if !expected.contains(id) { strays.append(id) }
+            if !started.contains(id) { started.append(id) }
+        case .issue(let id, let issue):
+            issues[id, default: []].append(issue)
+        case .ended(let id, let status, let duration, let reason):
+            if !started.contains(id) { started.append(id) }
+            let recorded = issues[id] ?? []
+            var outcome: Outcome = switch status {
+            case .passed: .passed
+            case .failed: .failed
+            case .skipped: .skipped
+            }
+            // A framework that says "passed" after recording a failing issue is trusted less than the issue.
+            if outcome == .passed, recorded.contains(where: \.isFailure) { outcome = .failed }
+            let attempt = Attempt(outcome: outcome, duration: max(0, duration), issues: recorded, skipReason: reason,
+                                  unit: unit.id, agent: agent)
+            ended[id] = attempt
+            return (id, attempt)
+        case .measured(let m):
+            measurements.append(m)
+        case .suiteEnded(let suite, let duration):
+            suiteTimes[suite, default: 0] += duration
+        }
+        return nil
+    }
+
+    public mutating func consume(_ events: [TestEvent]) {
+        for e in events { consume(e) }
+    }
+
+    /// Decides the fate of every expected test. `diagnostics` is the tail of the process's standard error.
+    public func finish(_ ending: UnitEnding, diagnostics: String) -> UnitResult {
+        var attempts: [TestID: Attempt] = [:]
+        for (id, a) in ended where expected.contains(id) { attempts[id] = a }
+        let running = started.filter { expected.contains($0) && ended[$0] == nil }
+        var problem: String?
+
+        switch ending {
+        case .timedOut:
+            for id in running {
+                attempts[id] = Attempt(
+                    outcome: .timedOut, duration: 0,
+                    issues: (issues[id] ?? []) + [Issue(kind: .timeout, message: "Fanout stopped the test: its unit ran past its time limit (\(ending))")],
+                    unit: unit.id, agent: agent, diagnostics: diagnostics.isEmpty ? nil : diagnostics)
+            }
+        case .agentLost, .cancelled, .failedToStart:
+            break // nothing ran to completion here; the running tests go back with the rest
+        case .exited, .signaled:
+            let what = ending.crashSignal.map { "the test process crashed (\(signalName($0)))" }
+                ?? "the test process ended (\(ending)) while the test was running"
+            let note = running.count > 1 ? " — \(running.count) tests were running at the time" : ""
+            for id in running {
+                attempts[id] = Attempt(
+                    outcome: .crashed, duration: 0,
+                    issues: (issues[id] ?? []) + [Issue(kind: .crash, message: what + note)],
+                    unit: unit.id, agent: agent, diagnostics: diagnostics.isEmpty ? nil : diagnostics)
+            }
+        }
+
+        let abnormal: Bool = switch ending {
+        case .exited(let c): ending.crashSignal != nil || (c != 0 && c != 1) || !running.isEmpty
+        case .signaled, .timedOut, .agentLost, .cancelled, .failedToStart: true
+        }
+
+        var leftovers: [WorkItem] = []
+        var missing: [TestID] = []
+        for item in unit.items {
+            let notRun = item.tests.filter { name in
+                attempts[TestID(suite: item.suite, name: name)] == nil
+            }
+            guard !notRun.isEmpty else { continue }
+            if abnormal {
+                var rest = item
+                rest.tests = notRun
+                rest.isWholeSuite = item.isWholeSuite && notRun.count == item.tests.count
+                rest.estimate = item.estimate * Double(notRun.count) / Double(max(1, item.tests.count))
+                leftovers.append(rest)
+            } else {
+                missing.append(contentsOf: notRun.map { TestID(suite: item.suite, name: $0) })
+            }
+        }
+
+        if case .exited(let code) = ending, !abnormal {
+            if attempts.isEmpty {
+                problem = "the unit selected zero tests (exit \(code)): the selector matched nothing in the binary"
+            } else if !missing.isEmpty {
+                problem = "the test binary did not run \(missing.count) of the \(expected.count) tests it was asked for (exit \(code))"
+            } else if code == 1, !attempts.values.contains(where: { $0.outcome.isFailure }) {
+                problem = "the test process exited 1 although every test passed (a failure outside any test?)"
+            }
+        }
+
+        var durations: [SuiteID: Double] = [:]
+        var complete: Set<SuiteID> = []
+        for item in unit.items {
+            let ids = item.testIDs
+            let mine = ids.compactMap { attempts[$0] }
+            guard !mine.isEmpty else { continue }
+            durations[item.suite] = suiteTimes[item.suite] ?? mine.reduce(0) { $0 + $1.duration }
+            // Skips are normal endings, but a class that only skipped says nothing about its time.
+            let normal = mine.count == ids.count
+                && mine.allSatisfy { [.passed, .failed, .skipped].contains($0.outcome) }
+                && mine.contains { $0.outcome != .skipped }
+            if item.isWholeSuite, normal, !abnormal { complete.insert(item.suite) }
+        }
+
+        return UnitResult(attempts: attempts, leftovers: leftovers, missing: missing, measurements: measurements,
+                          suiteDurations: durations, completeSuites: complete, problem: problem)
+    }
+}

@@ -1,0 +1,226 @@
+import struct Foundation.Date
+
+/// The merged model of one run: the single source of every output format (JSON, JUnit, console).
+/// Documented field by field in `docs/report-schema.md`; bump `schemaVersion` on any incompatible change.
+public struct RunReport: Codable, Sendable, Hashable {
+    public static let currentSchemaVersion = 1
+
+    public var schemaVersion: Int
+    public var runID: String
+    public var fanoutVersion: String
+    public var startedAt: Date
+    public var finishedAt: Date
+    /// True when the run was stopped before it finished (SIGINT/SIGTERM): the report holds what was done by then.
+    public var interrupted: Bool
+    /// Where the tests came from: the package path or the bundle path given.
+    public var product: ProductInfo
+    public var destinations: [String]
+    public var agents: [AgentInfo]
+    public var plan: PlanReport
+    public var units: [UnitReport]
+    /// One entry per class (or suite) and destination: estimate versus actual time.
+    public var classes: [ClassReport]
+    /// Every test that was asked for, exactly once per destination, sorted by destination then id.
+    public var results: [TestResult]
+    public var measurements: [MeasurementRecord]
+    /// Infrastructure problems that did not stop the run (an agent lost, history moved aside, ...).
+    public var warnings: [String]
+    public var timing: Timing
+    public var exitCode: Int32
+
+    public init(schemaVersion: Int = RunReport.currentSchemaVersion, runID: String, fanoutVersion: String,
+                startedAt: Date, finishedAt: Date, interrupted: Bool, product: ProductInfo, destinations: [String],
+                agents: [AgentInfo], plan: PlanReport, units: [UnitReport], classes: [ClassReport],
+                results: [TestResult], measurements: [MeasurementRecord], warnings: [String], timing: Timing,
+                exitCode: Int32) {
+        self.schemaVersion = schemaVersion
+        self.runID = runID
+        self.fanoutVersion = fanoutVersion
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.interrupted = interrupted
+        self.product = product
+        self.destinations = destinations
+        self.agents = agents
+        self.plan = plan
+        self.units = units
+        self.classes = classes
+        self.results = results
+        self.measurements = measurements
+        self.warnings = warnings
+        self.timing = timing
+        self.exitCode = exitCode
+    }
+
+    /// Counts of final outcomes over `results`.
+    public var counts: Counts { Counts(results.map(\.outcome)) }
+}
+
+public struct ProductInfo: Codable, Sendable, Hashable {
+    public var package: String?
+    public var bundle: String
+    public var sha256: String?
+
+    public init(package: String?, bundle: String, sha256: String? = nil) {
+        self.package = package
+        self.bundle = bundle
+        self.sha256 = sha256
+    }
+}
+
+public struct AgentInfo: Codable, Sendable, Hashable {
+    public var name: String
+    /// `local` or `ssh`.
+    public var transport: String
+    public var slots: Int
+    public var host: String?
+
+    public init(name: String, transport: String, slots: Int, host: String? = nil) {
+        self.name = name
+        self.transport = transport
+        self.slots = slots
+        self.host = host
+    }
+}
+
+public struct PlanReport: Codable, Sendable, Hashable {
+    public var slots: Int
+    /// max(total estimated work / slots, longest unit), in seconds.
+    public var lowerBound: Double
+    public var predictedMakespan: Double
+    public var totalEstimate: Double
+
+    public init(slots: Int, lowerBound: Double, predictedMakespan: Double, totalEstimate: Double) {
+        self.slots = slots
+        self.lowerBound = lowerBound
+        self.predictedMakespan = predictedMakespan
+        self.totalEstimate = totalEstimate
+    }
+}
+
+/// One test process that ran (or was meant to run) a unit.
+public struct UnitReport: Codable, Sendable, Hashable {
+    public var id: Int
+    public var destination: String
+    public var framework: Framework
+    public var agent: String
+    public var slot: Int
+    /// `Module.Class` of every class in the unit (with `(n tests)` when only some of its tests were selected).
+    public var suites: [String]
+    public var testCount: Int
+    public var estimate: Double
+    /// Seconds since the run started.
+    public var startedAt: Double
+    public var duration: Double
+    /// `exit 0`, `exit 1`, `signal 9`, `timed out`, `agent lost`, ...
+    public var ending: String
+    /// The command line that ran (already quoted for a shell), for reproducing the unit by hand.
+    public var command: String
+    /// Standard output then standard error of the process, cut to a bounded size (head and tail kept).
+    public var log: String
+
+    public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
+                testCount: Int, estimate: Double, startedAt: Double, duration: Double, ending: String,
+                command: String, log: String) {
+        self.id = id
+        self.destination = destination
+        self.framework = framework
+        self.agent = agent
+        self.slot = slot
+        self.suites = suites
+        self.testCount = testCount
+        self.estimate = estimate
+        self.startedAt = startedAt
+        self.duration = duration
+        self.ending = ending
+        self.command = command
+        self.log = log
+    }
+}
+
+public struct ClassReport: Codable, Sendable, Hashable {
+    public var suite: SuiteID
+    public var framework: Framework
+    public var destination: String
+    public var testCount: Int
+    public var estimate: Double
+    public var estimateSource: String
+    /// Measured seconds of the class (its suite time when the framework reports one, else the sum of its tests).
+    public var actual: Double?
+    public var outcome: Outcome
+    /// True when the whole class ran in one process and ended normally (passed or failed, no crash, no time-out,
+    /// not split): only such times teach the timing history.
+    public var timingIsComplete: Bool
+    public var agent: String?
+
+    public init(suite: SuiteID, framework: Framework, destination: String, testCount: Int, estimate: Double,
+                estimateSource: String, actual: Double?, outcome: Outcome, timingIsComplete: Bool,
+                agent: String? = nil) {
+        self.suite = suite
+        self.framework = framework
+        self.destination = destination
+        self.testCount = testCount
+        self.estimate = estimate
+        self.estimateSource = estimateSource
+        self.actual = actual
+        self.outcome = outcome
+        self.timingIsComplete = timingIsComplete
+        self.agent = agent
+    }
+}
+
+public struct MeasurementRecord: Codable, Sendable, Hashable {
+    public var destination: String
+    public var agent: String
+    public var measurement: Measurement
+
+    public init(destination: String, agent: String, measurement: Measurement) {
+        self.destination = destination
+        self.agent = agent
+        self.measurement = measurement
+    }
+}
+
+public struct Timing: Codable, Sendable, Hashable {
+    /// Wall-clock seconds from start to the last result, build and discovery included.
+    public var wall: Double
+    /// Seconds spent building and discovering before the first unit started.
+    public var preparation: Double
+    /// Seconds from the first unit's start to the last unit's end.
+    public var makespan: Double
+    /// The lower bound computed from the durations measured in this run (max(work / slots, longest unit)).
+    public var lowerBound: Double
+    /// makespan / lowerBound (1.0 is perfect).
+    public var efficiency: Double
+
+    public init(wall: Double, preparation: Double, makespan: Double, lowerBound: Double) {
+        self.wall = wall
+        self.preparation = preparation
+        self.makespan = makespan
+        self.lowerBound = lowerBound
+        self.efficiency = lowerBound > 0 ? makespan / lowerBound : 1
+    }
+}
+
+public struct Counts: Codable, Sendable, Hashable {
+    public var total = 0, passed = 0, flaky = 0, failed = 0, skipped = 0, crashed = 0, timedOut = 0, notRun = 0
+
+    public init(_ outcomes: [Outcome] = []) {
+        for o in outcomes { add(o) }
+    }
+
+    public mutating func add(_ o: Outcome) {
+        total += 1
+        switch o {
+        case .passed: passed += 1
+        case .flaky: flaky += 1
+        case .failed: failed += 1
+        case .skipped: skipped += 1
+        case .crashed: crashed += 1
+        case .timedOut: timedOut += 1
+        case .notRun: notRun += 1
+        }
+    }
+
+    public var failures: Int { failed + crashed + timedOut }
+}

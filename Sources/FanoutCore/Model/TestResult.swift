@@ -1,0 +1,44 @@
+/// One run of one test: which unit, where, how it ended, and what it reported.
+public struct Attempt: Hashable, Codable, Sendable {
+    public var outcome: Outcome
+    public var duration: Double
+    public var issues: [Issue]
+    public var skipReason: String?
+    public var unit: Int
+    public var agent: String
+    /// The tail of the unit's standard error (the backtrace) when the test crashed or timed out.
+    public var diagnostics: String?
+
+    public init(outcome: Outcome, duration: Double, issues: [Issue] = [], skipReason: String? = nil, unit: Int,
+                agent: String, diagnostics: String? = nil) {
+        self.outcome = outcome
+        self.duration = duration
+        self.issues = issues
+        self.skipReason = skipReason
+        self.unit = unit
+        self.agent = agent
+        self.diagnostics = diagnostics
+    }
+}
+
+/// Everything known about one test on one destination after the run.
+public struct TestResult: Hashable, Codable, Sendable {
+    public var id: TestID
+    public var framework: Framework
+    public var destination: String
+    public var outcome: Outcome
+    public var attempts: [Attempt]
+
+    public init(id: TestID, framework: Framework, destination: String, outcome: Outcome, attempts: [Attempt]) {
+        self.id = id
+        self.framework = framework
+        self.destination = destination
+        self.outcome = outcome
+        self.attempts = attempts
+    }
+
+    /// Duration of the attempt that decided the outcome.
+    public var duration: Double { attempts.last?.duration ?? 0 }
+    /// Every issue of every attempt, in order.
+    public var issues: [Issue] { attempts.flatMap(\.issues) }
+}

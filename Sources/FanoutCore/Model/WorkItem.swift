@@ -1,0 +1,73 @@
+/// Where an estimate came from: shown by `fanout plan` so a user can tell history from a guess.
+public enum EstimateSource: Hashable, Codable, Sendable, CustomStringConvertible {
+    /// A percentile of this class's own recent durations on this destination.
+    case history(samples: Int)
+    /// Never seen here: its test count times the mean seconds per test on this destination.
+    case testCount(secondsPerTest: Double)
+    /// No history at all on this destination: its test count times a nominal time per test.
+    case noHistory(secondsPerTest: Double)
+    /// Never seen on this destination: its time on another destination, scaled by the speed ratio of the two.
+    case borrowed(from: String, ratio: Double)
+    /// A piece of a class split by methods: method history where known, the class mean per test elsewhere.
+    case methods(known: Int, of: Int)
+
+    public var description: String {
+        switch self {
+        case .history(let n): "history (\(n) run\(n == 1 ? "" : "s"))"
+        case .testCount(let s): "test count × \(formatSeconds(s))/test"
+        case .noHistory(let s): "no history: test count × \(formatSeconds(s))/test"
+        case .borrowed(let d, let r): "borrowed from \(d) × \(String(format2: r))"
+        case .methods(let k, let n): "method history (\(k)/\(n))"
+        }
+    }
+}
+
+/// One schedulable piece of work: a whole class, or some of its tests, on one destination, with its estimate.
+public struct WorkItem: Hashable, Codable, Sendable {
+    public var suite: SuiteID
+    public var framework: Framework
+    public var destination: String
+    /// The tests to run, in binary order.
+    public var tests: [String]
+    /// True when `tests` is every test the class had at discovery: the runner may then select the class by name.
+    public var isWholeSuite: Bool
+    public var estimate: Double
+    public var source: EstimateSource
+    /// How many times this work went back to the queue after its agent was lost (bounded by the re-queue budget).
+    public var requeues: Int
+
+    public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
+                estimate: Double, source: EstimateSource, requeues: Int = 0) {
+        self.suite = suite
+        self.framework = framework
+        self.destination = destination
+        self.tests = tests
+        self.isWholeSuite = isWholeSuite
+        self.estimate = estimate
+        self.source = source
+        self.requeues = requeues
+    }
+
+    public var testIDs: [TestID] { tests.map { TestID(suite: suite, name: $0) } }
+}
+
+/// What one test process runs: one or more work items of one framework and destination.
+/// Two XCTest classes with the same name from different modules never share a unit (Linux console lines carry no module).
+public struct WorkUnit: Hashable, Codable, Sendable, Identifiable {
+    public var id: Int
+    public var framework: Framework
+    public var destination: String
+    public var items: [WorkItem]
+
+    public init(id: Int, items: [WorkItem]) {
+        precondition(!items.isEmpty, "a unit holds at least one item")
+        self.id = id
+        self.framework = items[0].framework
+        self.destination = items[0].destination
+        self.items = items
+    }
+
+    public var estimate: Double { items.reduce(0) { $0 + $1.estimate } }
+    public var testIDs: [TestID] { items.flatMap(\.testIDs) }
+    public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
+}

@@ -1,0 +1,38 @@
+/// A binary min-heap: slot free times in plan simulation (thousands of slots, a hundred thousand pops).
+struct MinHeap<Element> {
+    private var storage: [Element] = []
+    private let less: (Element, Element) -> Bool
+
+    init(_ less: @escaping (Element, Element) -> Bool) { self.less = less }
+
+    var isEmpty: Bool { storage.isEmpty }
+    var count: Int { storage.count }
+
+    mutating func push(_ e: Element) {
+        storage.append(e)
+        var i = storage.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard less(storage[i], storage[parent]) else { break }
+            storage.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> Element? {
+        guard !storage.isEmpty else { return nil }
+        storage.swapAt(0, storage.count - 1)
+        let top = storage.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < storage.count, less(storage[l], storage[m]) { m = l }
+            if r < storage.count, less(storage[r], storage[m]) { m = r }
+            if m == i { break }
+            storage.swapAt(i, m)
+            i = m
+        }
+        return top
+    }
+}

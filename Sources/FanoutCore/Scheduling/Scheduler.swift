@@ -1,0 +1,212 @@
+/// Tuning of the pull queue.
+public struct SchedulerOptions: Sendable, Hashable {
+    public var slots: Int
+    /// Estimated cost of starting one test process, in seconds: paid once per unit, so small classes are batched.
+    public var overhead: Double
+    /// A batch aims at (remaining work) / (slots × batchesPerSlot): batches shrink as the queue drains, so the
+    /// last units are small and the slots finish together.
+    public var batchesPerSlot: Double
+    /// How many queued items one pull may look at to fill a batch (bounds the cost of a pull on huge suites).
+    public var fillWindow: Int
+
+    public init(slots: Int, overhead: Double = 0.02, batchesPerSlot: Double = 4, fillWindow: Int = 256) {
+        self.slots = max(1, slots)
+        self.overhead = max(0, overhead)
+        self.batchesPerSlot = max(1, batchesPerSlot)
+        self.fillWindow = max(1, fillWindow)
+    }
+}
+
+/// One unit of a predicted schedule.
+public struct PlannedUnit: Sendable, Hashable {
+    public var unit: WorkUnit
+    public var slot: Int
+    public var start: Double
+    public var end: Double
+}
+
+/// A predicted schedule: what `fanout plan` shows and what the run is measured against.
+public struct Plan: Sendable, Hashable {
+    public var slots: Int
+    public var totalWork: Double
+    public var longestItem: Double
+    /// max(total work / slots, longest item): no schedule of these items can end earlier.
+    public var lowerBound: Double
+    public var predictedMakespan: Double
+    public var units: [PlannedUnit]
+}
+
+/// The pull queue: each free slot asks for the next unit; the longest estimate goes first, and small items are
+/// packed behind it into a batch whose size shrinks as the queue drains. Pure and deterministic: time is whatever
+/// the caller says `now` is, so the same type drives the real run and the virtual-clock plan.
+public struct Scheduler: Sendable {
+    public let options: SchedulerOptions
+    /// The end predicted by plain longest-first over single items; no batch may push its slot past it.
+    public private(set) var predictedEnd: Double
+
+    private var queue: [WorkItem]
+    private var taken: [Bool]
+    private var cursor = 0
+    /// Items that came back (crash leftovers, lost agents), kept longest first.
+    private var returned: [WorkItem] = []
+    private var remaining: Double
+    private var pending: Int
+    private var nextID: Int
+
+    public init(items: [WorkItem], options: SchedulerOptions, firstUnitID: Int = 1) {
+        self.options = options
+        let sorted = items.sorted(by: Self.longestFirst)
+        queue = sorted
+        taken = Array(repeating: false, count: sorted.count)
+        remaining = sorted.reduce(0) { $0 + $1.estimate }
+        pending = sorted.count
+        nextID = firstUnitID
+        predictedEnd = Self.longestFirstMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
+    }
+
+    /// Estimated seconds of work still queued.
+    public var remainingWork: Double { remaining }
+    /// Items still queued.
+    public var pendingCount: Int { pending }
+    public var isEmpty: Bool { pending == 0 }
+
+    /// The next unit for a slot that is free at `now`, or nil when nothing it accepts is queued.
+    public mutating func next(now: Double, accepts: (WorkItem) -> Bool = { _ in true }) -> WorkUnit? {
+        guard let head = takeHead(accepts) else { return nil }
+        var items = [head]
+        var total = head.estimate
+        let target = (remaining + head.estimate) / (Double(options.slots) * options.batchesPerSlot)
+        let room = max(predictedEnd - now - options.overhead, head.estimate)
+        let limit = min(target, room)
+        if total < limit {
+            fill(&items, total: &total, limit: limit, accepts: accepts)
+        }
+        let unit = WorkUnit(id: nextID, items: items)
+        nextID += 1
+        return unit
+    }
+
+    /// Puts items back in the queue (the rest of a crashed class, the work of a lost agent).
+    public mutating func requeue(_ items: [WorkItem]) {
+        for item in items {
+            let index = returned.firstIndex { Self.longestFirst(item, $0) } ?? returned.endIndex
+            returned.insert(item, at: index)
+            remaining += item.estimate
+            pending += 1
+        }
+    }
+
+    /// Predicts the schedule from here on a virtual clock, every slot free at time 0.
+    public func plan() -> Plan {
+        var copy = self
+        var units: [PlannedUnit] = []
+        var slots = MinHeap<(Double, Int)> { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+        for s in 0..<options.slots { slots.push((0, s)) }
+        var makespan = 0.0
+        while let (t, s) = slots.pop(), let unit = copy.next(now: t) {
+            let end = t + options.overhead + unit.estimate
+            units.append(PlannedUnit(unit: unit, slot: s, start: t, end: end))
+            makespan = max(makespan, end)
+            slots.push((end, s))
+        }
+        let all = queue.enumerated().filter { !taken[$0.offset] }.map(\.element) + returned
+        let work = all.reduce(0) { $0 + $1.estimate }
+        let longest = all.map(\.estimate).max() ?? 0
+        return Plan(slots: options.slots, totalWork: work, longestItem: longest,
+                    lowerBound: Self.lowerBound(work: work, longest: longest, slots: options.slots),
+                    predictedMakespan: makespan, units: units)
+    }
+
+    /// LB = max(work / slots, longest): the theoretical best makespan of any schedule.
+    public static func lowerBound(work: Double, longest: Double, slots: Int) -> Double {
+        max(work / Double(max(1, slots)), longest)
+    }
+
+    /// Makespan of plain longest-first list scheduling, one process per item.
+    public static func longestFirstMakespan(_ estimates: [Double], slots: Int, overhead: Double) -> Double {
+        var heap = MinHeap<Double>(<)
+        for _ in 0..<max(1, slots) { heap.push(0) }
+        var end = 0.0
+        for e in estimates.sorted(by: >) {
+            let t = (heap.pop() ?? 0) + overhead + e
+            end = max(end, t)
+            heap.push(t)
+        }
+        return end
+    }
+
+    // MARK: - Queue mechanics
+
+    static func longestFirst(_ a: WorkItem, _ b: WorkItem) -> Bool {
+        if a.estimate != b.estimate { return a.estimate > b.estimate }
+        if a.destination != b.destination { return a.destination < b.destination }
+        if a.suite != b.suite { return a.suite < b.suite }
+        return a.tests.lexicographicallyPrecedes(b.tests)
+    }
+
+    private mutating func takeHead(_ accepts: (WorkItem) -> Bool) -> WorkItem? {
+        let fromQueue = queue.indices[cursor...].first { !taken[$0] && accepts(queue[$0]) }
+        let fromReturned = returned.firstIndex(where: accepts)
+        switch (fromQueue, fromReturned) {
+        case (nil, nil):
+            return nil
+        case (let q?, let r?) where Self.longestFirst(returned[r], queue[q]):
+            return takeReturned(r)
+        case (nil, let r?):
+            return takeReturned(r)
+        case (let q?, _):
+            return takeQueued(q)
+        }
+    }
+
+    private mutating func fill(_ items: inout [WorkItem], total: inout Double, limit: Double,
+                               accepts: (WorkItem) -> Bool) {
+        func fits(_ c: WorkItem) -> Bool {
+            total + c.estimate <= limit && accepts(c) && items.allSatisfy { Self.canShareUnit($0, c) }
+        }
+        var r = 0
+        while r < returned.count, total < limit {
+            if fits(returned[r]) {
+                total += returned[r].estimate
+                items.append(takeReturned(r))
+            } else {
+                r += 1
+            }
+        }
+        var looked = 0
+        var q = cursor
+        while q < queue.count, looked < options.fillWindow, total < limit {
+            if !taken[q] {
+                looked += 1
+                if fits(queue[q]) {
+                    total += queue[q].estimate
+                    items.append(takeQueued(q))
+                }
+            }
+            q += 1
+        }
+    }
+
+    /// Same framework and destination; never two parts of one class; never two XCTest classes of the same name from
+    /// different modules (Linux console lines carry no module name, so their results could not be told apart).
+    public static func canShareUnit(_ a: WorkItem, _ b: WorkItem) -> Bool {
+        guard a.framework == b.framework, a.destination == b.destination, a.suite != b.suite else { return false }
+        if a.framework == .xctest, a.suite.name == b.suite.name { return false }
+        return true
+    }
+
+    private mutating func takeQueued(_ i: Int) -> WorkItem {
+        taken[i] = true
+        while cursor < queue.count, taken[cursor] { cursor += 1 }
+        remaining -= queue[i].estimate
+        pending -= 1
+        return queue[i]
+    }
+
+    private mutating func takeReturned(_ i: Int) -> WorkItem {
+        let item = returned.remove(at: i)
+        remaining -= item.estimate
+        pending -= 1
+        return item
+    }
+}

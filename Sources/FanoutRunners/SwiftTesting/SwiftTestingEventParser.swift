@@ -1,0 +1,130 @@
+import FanoutCore
+import Foundation
+
+/// Parses Swift Testing's JSON Lines event stream (`--event-stream-output-path`) into events.
+///
+/// Every line is a complete record, even after a crash. `testEnded` carries no verdict: a test failed when an issue
+/// that counts as a failure was recorded for it. Lines that are not records (console noise, garbage) are ignored.
+public struct SwiftTestingEventParser: OutputParser {
+    private var lines = LineBuffer()
+    private var kinds: [String: String] = [:]
+    private var startedAt: [String: Double] = [:]
+    private var failed: Set<String> = []
+    private let decoder = JSONDecoder()
+
+    public init(unit: WorkUnit) {}
+
+    public init() {}
+
+    public mutating func consume(stdout chunk: [UInt8]) -> [TestEvent] {
+        var events: [TestEvent] = []
+        for line in lines.append(chunk) { parse(line, into: &events) }
+        return events
+    }
+
+    public mutating func consume(stderr chunk: [UInt8]) -> [TestEvent] { [] }
+
+    public mutating func finish() -> [TestEvent] {
+        var events: [TestEvent] = []
+        if let last = lines.flush() { parse(last, into: &events) }
+        return events
+    }
+
+    // MARK: - Records
+
+    struct Record: Decodable {
+        var kind: String?
+        var payload: Payload?
+    }
+
+    struct Payload: Decodable {
+        // test declarations
+        var id: String?
+        var kind: String?
+        var name: String?
+        // events
+        var testID: String?
+        var instant: Instant?
+        var issue: IssueRecord?
+        var messages: [Message]?
+    }
+
+    struct Instant: Decodable {
+        var absolute: Double?
+        var since1970: Double?
+    }
+
+    struct IssueRecord: Decodable {
+        var isKnown: Bool?
+        var isFailure: Bool?
+        var sourceLocation: Location?
+    }
+
+    struct Location: Decodable {
+        var filePath: String?
+        var fileID: String?
+        var line: Int?
+    }
+
+    struct Message: Decodable {
+        var symbol: String?
+        var text: String?
+    }
+
+    mutating func parse(_ line: String, into events: inout [TestEvent]) {
+        guard line.hasPrefix("{"), let record = try? decoder.decode(Record.self, from: Data(line.utf8)),
+              let payload = record.payload else { return }
+        if record.kind == "test" {
+            if let id = payload.id, let kind = payload.kind { kinds[id] = kind }
+            return
+        }
+        guard record.kind == "event", let kind = payload.kind, let rawID = payload.testID else { return }
+        let time = payload.instant?.absolute ?? payload.instant?.since1970
+        let isSuite = kinds[rawID] == "suite"
+
+        switch kind {
+        case "testStarted":
+            if let time { startedAt[rawID] = time }
+            if !isSuite, let id = SwiftTestingNames.testID(fromListed: rawID) { events.append(.started(id)) }
+        case "issueRecorded":
+            guard !isSuite, let id = SwiftTestingNames.testID(fromListed: rawID) else { return }
+            let isFailure = payload.issue?.isFailure ?? !(payload.issue?.isKnown ?? false)
+            if isFailure { failed.insert(rawID) }
+            let text = (payload.messages ?? []).compactMap(\.text).joined(separator: "\n")
+            let loc = payload.issue?.sourceLocation
+            let location = (loc?.filePath ?? loc?.fileID).flatMap { file in
+                loc?.line.map { SourceLocation(file: file, line: $0) }
+            }
+            let issueKind: Issue.Kind = text.contains("Caught error") || text.contains("threw") ? .thrown : .assertion
+            events.append(.issue(id, Issue(kind: issueKind, message: text.isEmpty ? "issue recorded" : text,
+                                           location: location, isFailure: isFailure)))
+        case "testSkipped":
+            guard !isSuite, let id = SwiftTestingNames.testID(fromListed: rawID) else { return }
+            let reason = (payload.messages ?? []).compactMap(\.text).joined(separator: "\n")
+            events.append(.ended(id, .skipped, duration: 0, reason: reason.isEmpty ? nil : reason))
+        case "testEnded":
+            let duration = zip(startedAt[rawID], time).map { max(0, $1 - $0) } ?? 0
+            if isSuite {
+                if let suite = Self.suiteID(rawID) { events.append(.suiteEnded(suite, duration: duration)) }
+            } else if let id = SwiftTestingNames.testID(fromListed: rawID) {
+                events.append(.ended(id, failed.contains(rawID) ? .failed : .passed, duration: duration, reason: nil))
+            }
+        default:
+            return
+        }
+    }
+
+    /// `Module.Outer/Inner/File.swift:3:2` → `Module` / `Outer/Inner`.
+    static func suiteID(_ raw: String) -> SuiteID? {
+        var parts = raw.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if let last = parts.last, SwiftTestingNames.isSourceLocation(last) { parts.removeLast() }
+        guard let first = parts.first, let dot = first.firstIndex(of: ".") else { return nil }
+        let name = ([String(first[first.index(after: dot)...])] + parts.dropFirst()).joined(separator: "/")
+        return SuiteID(module: String(first[..<dot]), name: name)
+    }
+}
+
+private func zip(_ a: Double?, _ b: Double?) -> (Double, Double)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

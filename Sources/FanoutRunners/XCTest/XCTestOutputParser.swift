@@ -1,0 +1,185 @@
+import FanoutCore
+
+/// Parses XCTest's Linux console output (standard output) into events, line by line, as it arrives.
+///
+/// Console lines name a test as `Class.method`, without its module: the parser maps the class back to the
+/// module-qualified suite of its unit (a unit never holds two same-named classes). It never traps on any input.
+public struct XCTestOutputParser: OutputParser {
+    private var lines = LineBuffer()
+    private let suites: [String: SuiteID]
+    /// An issue waits here for continuation lines (multi-line assertion messages) until the next known line.
+    private var pendingIssue: (TestID, Issue, extraLines: Int)?
+    private var pendingSkipReason: [TestID: String] = [:]
+    private var suiteAwaitingSummary: SuiteID?
+
+    public init(unit: WorkUnit) {
+        var map: [String: SuiteID] = [:]
+        for item in unit.items { map[item.suite.name] = item.suite }
+        suites = map
+    }
+
+    /// For parsing output without a unit (tests, tools): classes map to an empty module name.
+    public init(suites: [SuiteID]) {
+        var map: [String: SuiteID] = [:]
+        for s in suites { map[s.name] = s }
+        self.suites = map
+    }
+
+    public mutating func consume(stdout chunk: [UInt8]) -> [TestEvent] {
+        var events: [TestEvent] = []
+        for line in lines.append(chunk) { parse(line, into: &events) }
+        return events
+    }
+
+    public mutating func consume(stderr chunk: [UInt8]) -> [TestEvent] { [] }
+
+    public mutating func finish() -> [TestEvent] {
+        var events: [TestEvent] = []
+        if let last = lines.flush() { parse(last, into: &events) }
+        flushIssue(into: &events)
+        return events
+    }
+
+    // MARK: - Lines
+
+    mutating func parseLine(_ line: Substring, into events: inout [TestEvent]) {
+        parse(String(line), into: &events)
+    }
+
+    mutating func parse(_ line: String, into events: inout [TestEvent]) {
+        if let rest = line.dropPrefix("Test Case '") {
+            flushIssue(into: &events)
+            parseTestCase(rest, into: &events)
+        } else if let rest = line.dropPrefix("Test Suite '") {
+            flushIssue(into: &events)
+            parseTestSuite(rest)
+        } else if line.hasPrefix("\t Executed ") || line.hasPrefix("\tExecuted ") || line.hasPrefix(" Executed ") {
+            flushIssue(into: &events)
+            parseExecuted(line, into: &events)
+        } else if let r = line.range(of: ": Test Case '") {
+            flushIssue(into: &events)
+            parseMeasurement(location: line[..<r.lowerBound], rest: line[r.upperBound...], into: &events)
+        } else if let r = line.range(of: ": error: ") {
+            flushIssue(into: &events)
+            parseIssue(location: line[..<r.lowerBound], rest: line[r.upperBound...])
+        } else if let r = line.range(of: " : Test skipped") {
+            flushIssue(into: &events)
+            parseSkip(head: line[..<r.lowerBound], reason: line[r.upperBound...])
+        } else if var pending = pendingIssue, pending.extraLines < 200 {
+            pending.1.message += "\n" + line
+            pending.extraLines += 1
+            pendingIssue = pending
+        }
+    }
+
+    private mutating func parseTestCase(_ rest: Substring, into events: inout [TestEvent]) {
+        guard let close = rest.range(of: "' ") else { return }
+        let name = rest[..<close.lowerBound]
+        let tail = rest[close.upperBound...]
+        guard let id = testID(name) else { return }
+        if tail.hasPrefix("started") {
+            events.append(.started(id))
+            return
+        }
+        let status: TestStatus
+        if tail.hasPrefix("passed") { status = .passed }
+        else if tail.hasPrefix("failed") { status = .failed }
+        else if tail.hasPrefix("skipped") { status = .skipped }
+        else { return }
+        let duration = tail.between("(", " seconds)").flatMap { Double($0) } ?? 0
+        let reason = pendingSkipReason.removeValue(forKey: id)
+        events.append(.ended(id, status, duration: duration, reason: status == .skipped ? reason : nil))
+    }
+
+    private mutating func parseTestSuite(_ rest: Substring) {
+        guard let close = rest.range(of: "' ") else { return }
+        let name = String(rest[..<close.lowerBound])
+        let tail = rest[close.upperBound...]
+        if tail.hasPrefix("passed") || tail.hasPrefix("failed") {
+            suiteAwaitingSummary = suites[name]
+        }
+    }
+
+    /// `\t Executed 4 tests, with 1 test skipped and 1 failure (0 unexpected) in 0.003 (0.004) seconds`:
+    /// the time in parentheses includes the class's set-up and tear-down.
+    private mutating func parseExecuted(_ line: String, into events: inout [TestEvent]) {
+        defer { suiteAwaitingSummary = nil }
+        guard let suite = suiteAwaitingSummary, let inRange = line.range(of: " in ", options: .backwards) else { return }
+        let times = line[inRange.upperBound...]
+        let total = times.between("(", ")").flatMap { Double($0) }
+            ?? times.split(separator: " ").first.flatMap { Double($0) }
+        if let total { events.append(.suiteEnded(suite, duration: total)) }
+    }
+
+    /// `/path/File.swift:7: error: Class.testX : XCTAssertEqual failed: ...`
+    private mutating func parseIssue(location: Substring, rest: Substring) {
+        guard let sep = rest.range(of: " : ") else { return }
+        guard let id = testID(rest[..<sep.lowerBound]) else { return }
+        let message = String(rest[sep.upperBound...])
+        let kind: Issue.Kind
+        if message.hasPrefix("Asynchronous wait failed") { kind = .expectationTimeout }
+        else if message.hasPrefix("threw error") { kind = .thrown }
+        else { kind = .assertion }
+        pendingIssue = (id, Issue(kind: kind, message: message, location: Self.location(location)), 0)
+    }
+
+    /// `/path/File.swift:8: Class.testX : Test skipped - reason`
+    private mutating func parseSkip(head: Substring, reason: Substring) {
+        // head is `/path/File.swift:8: Class.testX`
+        guard let r = head.range(of: ": ", options: .backwards), let id = testID(head[r.upperBound...]) else { return }
+        var text = reason
+        if text.hasPrefix(" - ") { text = text.dropFirst(3) }
+        pendingSkipReason[id] = String(text)
+    }
+
+    /// `/path/File.swift:7: Test Case 'C.m' measured [Time, seconds] average: 0.005, relative standard deviation:
+    /// 64.786%, values: [0.002025, ...], performanceMetricID:org.swift.X, maxPercentRelativeStandardDeviation:
+    /// 10.000%, maxStandardDeviation: 0.100`
+    private mutating func parseMeasurement(location: Substring, rest: Substring, into events: inout [TestEvent]) {
+        guard let close = rest.range(of: "' measured ["), let id = testID(rest[..<close.lowerBound]) else { return }
+        let body = rest[close.upperBound...]
+        guard let bracket = body.firstIndex(of: "]") else { return }
+        let header = body[..<bracket].split(separator: ",", maxSplits: 1).map { $0.trimmingSpaces() }
+        let fields = body[body.index(after: bracket)...]
+        let values = fields.between("values: [", "]").map {
+            $0.split(separator: ",").compactMap { Double($0.trimmingSpaces()) }
+        } ?? []
+        let average = fields.between("average: ", ",").flatMap { Double($0) }
+            ?? (values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count))
+        let rsd = fields.between("relative standard deviation: ", "%").flatMap { Double($0) } ?? 0
+        let identifier = fields.between("performanceMetricID:", ",").map(String.init) ?? ""
+        let maxRSD = fields.between("maxPercentRelativeStandardDeviation: ", "%").flatMap { Double($0) }
+        let maxSD = fields.after("maxStandardDeviation: ").flatMap { Double($0.trimmingSpaces()) }
+        events.append(.measured(Measurement(
+            test: id, metric: header.first ?? "", unit: header.count > 1 ? header[1] : "",
+            identifier: identifier, values: values, average: average, relativeStandardDeviation: rsd,
+            maxPercentRelativeStandardDeviation: maxRSD, maxStandardDeviation: maxSD,
+            location: Self.location(location))))
+    }
+
+    private mutating func flushIssue(into events: inout [TestEvent]) {
+        if let (id, issue, _) = pendingIssue {
+            events.append(.issue(id, issue))
+            pendingIssue = nil
+        }
+    }
+
+    // MARK: - Names and places
+
+    /// `Class.method` → the module-qualified test id (the last dot separates class and method).
+    private func testID(_ name: Substring) -> TestID? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        let cls = String(name[..<dot])
+        let method = String(name[name.index(after: dot)...])
+        guard !method.isEmpty else { return nil }
+        return TestID(suite: suites[cls] ?? SuiteID(module: "", name: cls), name: method)
+    }
+
+    /// `/path/File.swift:12` → a location; `<EXPR>:0` (no real place) → nil.
+    static func location(_ text: Substring) -> SourceLocation? {
+        guard let colon = text.lastIndex(of: ":"), let line = Int(text[text.index(after: colon)...]) else { return nil }
+        let file = String(text[..<colon])
+        if file.isEmpty || file == "<EXPR>" || line <= 0 { return nil }
+        return SourceLocation(file: file, line: line)
+    }
+}

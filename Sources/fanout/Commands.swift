@@ -1,0 +1,103 @@
+import ArgumentParser
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+
+struct Fanout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout",
+        abstract: "Run a Swift test suite in parallel, planned by timing history, and merge one report.",
+        discussion: """
+        Exit codes: 0 all passed · 1 test failures · 2 usage, config or build error · \
+        3 infrastructure error (some tests could not be run) · 130/143 interrupted.
+        """,
+        version: Coordinator.version,
+        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self],
+        defaultSubcommand: Run.self)
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Build, discover, plan, run on every slot, and write report.json, junit.xml and a summary.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "The report folder (default: .fanout/reports/<run-id>).")
+    var reportDir: String?
+
+    @Option(help: "A unit may run this many times its estimate before it is killed (default 3).")
+    var timeoutFactor: Double?
+
+    @Option(help: "No unit is killed before this many seconds (default 60).")
+    var minTimeout: Double?
+
+    @Flag(help: "Do not record this run in the timing history.")
+    var noRecord = false
+
+    @Flag(help: "Colour in the summary (default: when stdout is a terminal and NO_COLOR is unset).")
+    var color = false
+
+    func run() async throws {
+        var settings = try common.settings()
+        if let reportDir { settings.reportDirectory = reportDir }
+        if let timeoutFactor { settings.timeoutFactor = timeoutFactor }
+        if let minTimeout { settings.minimumTimeout = minTimeout }
+        if noRecord { settings.recordHistory = false }
+        try settings.validate()
+        let code = await RunCommandDriver(settings: settings, forceColor: color).run()
+        throw ExitCode(code)
+    }
+}
+
+struct PlanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Dry run: show the assignment of units to slots, each estimate and its source, the predicted makespan and the lower bound.")
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let settings = try common.settings()
+        let prepared = try await Coordinator(settings: settings, progress: Terminal.plainProgress).prepare()
+        for w in prepared.warnings { Terminal.err("warning: \(w)") }
+        print(Inspector.planTables(prepared).map { $0.rendered() }.joined(separator: "\n\n"))
+    }
+}
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the test classes found, with their estimates.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(help: "Also list every test method.")
+    var tests = false
+
+    func run() async throws {
+        let settings = try common.settings()
+        let prepared = try await Coordinator(settings: settings, progress: Terminal.plainProgress).prepare()
+        print(Inspector.listTable(prepared, showTests: tests).rendered())
+    }
+}
+
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history", abstract: "Look at the timing history.", subcommands: [Show.self])
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recent runs and per-class timing statistics.")
+
+        @Option(help: "The timing history database.")
+        var history = ".fanout/history.sqlite"
+
+        @Option(help: "Only this destination's classes.")
+        var destination: String?
+
+        @Option(help: "How many rows per table.")
+        var limit = 20
+
+        func run() async throws {
+            print(try Inspector.historyTables(path: history, destination: destination, limit: limit)
+                .map { $0.rendered() }.joined(separator: "\n\n"))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import FanoutCoordinator
+import Foundation
+
+/// Flags shared by `run`, `plan` and `list`. Flags override the config file.
+struct CommonOptions: ParsableArguments {
+    @Option(help: "The config file (default: ./fanout.yml when it exists).")
+    var config: String?
+
+    @Option(help: "The Swift package to build and test.")
+    var package: String?
+
+    @Option(help: "A built test product (<Package>PackageTests.xctest) to use as is: skips the build.")
+    var bundle: String?
+
+    @Option(name: [.customShort("c"), .long], help: "Build configuration: debug or release.")
+    var configuration: String?
+
+    @Option(help: "Build folder for `swift build --scratch-path`.")
+    var scratchPath: String?
+
+    @Option(name: .customLong("Xbuild"), parsing: .unconditionalSingleValue,
+            help: "An extra argument for `swift build` (repeatable).")
+    var buildFlags: [String] = []
+
+    @Option(help: "Run only classes whose Module.Class matches this regex (repeatable).")
+    var filter: [String] = []
+
+    @Option(help: "Leave out classes whose Module.Class matches this regex (repeatable).")
+    var skip: [String] = []
+
+    @Option(help: "Local worker slots (default: the number of cores).")
+    var slots: Int?
+
+    @Option(help: "The timing history database (default: .fanout/history.sqlite).")
+    var history: String?
+
+    /// Merges the config file and these flags into settings.
+    func settings() throws -> RunSettings {
+        var settings = RunSettings()
+        if let config {
+            try ConfigFile.load(config, into: &settings)
+        } else if FileManager.default.fileExists(atPath: ConfigFile.defaultName) {
+            try ConfigFile.load(ConfigFile.defaultName, into: &settings)
+        }
+        if let package { settings.packagePath = package }
+        if let bundle { settings.bundlePath = bundle }
+        if let configuration { settings.configuration = configuration }
+        if let scratchPath { settings.scratchPath = scratchPath }
+        if !buildFlags.isEmpty { settings.buildFlags = buildFlags }
+        if !filter.isEmpty { settings.filters = filter }
+        if !skip.isEmpty { settings.skips = skip }
+        if let slots { settings.slots = slots }
+        if let history { settings.historyPath = history }
+        try settings.validate()
+        return settings
+    }
+}

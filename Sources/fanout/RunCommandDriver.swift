@@ -1,0 +1,87 @@
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Synchronization
+
+/// Runs `fanout run` with a terminal: progress while it works, the summary at the end, and Ctrl-C handling
+/// (first: stop dispatching, kill what runs, write a partial report; second: kill everything and exit at once).
+struct RunCommandDriver {
+    let settings: RunSettings
+    let forceColor: Bool
+
+    func run() async -> Int32 {
+        let terminal = Terminal()
+        let coordinator = Coordinator(settings: settings, progress: { terminal.handle($0) })
+        let task = Task { try await coordinator.run() }
+        let signals = SignalWatcher { signal, count in
+            if count == 1 {
+                Terminal.err("\nfanout: \(signal == SIGINT ? "interrupted" : "terminated"): stopping, writing a partial report (again to quit at once)")
+                task.cancel()
+            } else {
+                Coordinator.killEverythingNow()
+                Terminal.err("fanout: quit")
+                exit(signal == SIGINT ? ExitCode.interrupted.rawValue : ExitCode.terminated.rawValue)
+            }
+        }
+        defer { signals.cancel() }
+
+        let outcome: RunOutcome
+        do {
+            outcome = try await task.value
+        } catch let error as FanoutError {
+            terminal.close()
+            Terminal.err("error: \(error)")
+            return error.exitCode.rawValue
+        } catch {
+            terminal.close()
+            Terminal.err("error: \(error)")
+            return ExitCode.infrastructure.rawValue
+        }
+        terminal.close()
+        let color = forceColor || (terminal.interactive && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+        print(outcome.summary(color: color))
+        if let dir = outcome.reportDirectory {
+            print("Report: \(dir)/report.json and \(dir)/junit.xml")
+        }
+        if outcome.exitCode == .interrupted, signals.lastSignal == SIGTERM { return ExitCode.terminated.rawValue }
+        return outcome.exitCode.rawValue
+    }
+}
+
+/// Watches SIGINT and SIGTERM without killing the process, counting how often they came.
+final class SignalWatcher: Sendable {
+    private let sources: Mutex<[any DispatchSourceSignal]>
+    private let count = SignalCount()
+
+    private final class SignalCount: Sendable {
+        let value = Mutex((total: 0, last: Int32(0)))
+    }
+
+    init(_ handler: @escaping @Sendable (Int32, Int) -> Void) {
+        var made: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            made.append(DispatchSource.makeSignalSource(signal: sig, queue: .global()))
+        }
+        for (sig, source) in zip([SIGINT, SIGTERM], made) {
+            source.setEventHandler { [count] in
+                let n = count.value.withLock { c -> Int in
+                    c.total += 1
+                    c.last = sig
+                    return c.total
+                }
+                handler(sig, n)
+            }
+            source.resume()
+        }
+        sources = Mutex(made)
+    }
+
+    var lastSignal: Int32 { count.value.withLock { $0.last } }
+
+    func cancel() {
+        sources.withLock { for s in $0 { s.cancel() } }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
