@@ -163,7 +163,7 @@ public final class Coordinator: Sendable {
         }
         var parser = runner.makeParser(for: unit)
         var log = LogBuffer()
-        var stderrTail = LogBuffer(limit: 64 * 1024)
+        var stderrLog = LogBuffer(limit: 16 * 1024)
         var ending = UnitEnding.cancelled
         let expected = Set(unit.testIDs)
 
@@ -182,14 +182,14 @@ public final class Coordinator: Sendable {
                 await collect(parser.consume(stdout: bytes))
             case .output(.stderr, let bytes):
                 log.append(bytes)
-                stderrTail.append(bytes)
+                stderrLog.append(bytes)
                 await collect(parser.consume(stderr: bytes))
             case .ended(let e):
                 ending = e
             }
         }
         await collect(parser.finish())
-        let result = collector.finish(ending, diagnostics: stderrTail.lastLines(60))
+        let result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
         return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending,
                             command: command.description, log: log.text, result: result)
     }
@@ -229,7 +229,8 @@ public final class Coordinator: Sendable {
             : infrastructure ? .infrastructure : .success
 
         var report = RunReport(
-            runID: Self.makeRunID(startedAt), fanoutVersion: Self.version, startedAt: startedAt, finishedAt: Date(),
+            runID: Self.makeRunID(startedAt), fanoutVersion: Self.version, startedAt: startedAt.roundedToMilliseconds,
+            finishedAt: Date().roundedToMilliseconds,
             interrupted: interrupted,
             product: ProductInfo(package: settings.bundlePath == nil ? settings.packagePath : nil,
                                  bundle: prepared.product.binary),
@@ -298,6 +299,13 @@ public final class Coordinator: Sendable {
         f.dateFormat = "yyyyMMdd-HHmmss"
         let suffix = String(UInt32.random(in: 0..<(1 << 20)), radix: 16)
         return "\(f.string(from: date))-\(suffix)"
+    }
+}
+
+extension Date {
+    /// Reports keep milliseconds: a report read back from report.json equals the one written.
+    var roundedToMilliseconds: Date {
+        Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 }
 

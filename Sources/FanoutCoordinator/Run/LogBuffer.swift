@@ -38,12 +38,6 @@ struct LogBuffer: Sendable {
         s += String(decoding: tail, as: UTF8.self)
         return s
     }
-
-    /// The last `lines` lines (the backtrace of a crash lives there).
-    func lastLines(_ lines: Int) -> String {
-        let all = text.split(separator: "\n", omittingEmptySubsequences: false)
-        return all.suffix(lines).joined(separator: "\n").trimmingTrailingNewlines()
-    }
 }
 
 extension String {

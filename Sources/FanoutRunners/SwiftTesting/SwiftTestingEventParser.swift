@@ -100,7 +100,8 @@ public struct SwiftTestingEventParser: OutputParser {
                                            location: location, isFailure: isFailure)))
         case "testSkipped":
             guard !isSuite, let id = SwiftTestingNames.testID(fromListed: rawID) else { return }
-            let reason = (payload.messages ?? []).compactMap(\.text).joined(separator: "\n")
+            let text = (payload.messages ?? []).compactMap(\.text).joined(separator: "\n")
+            let reason = Self.skipReason(text)
             events.append(.ended(id, .skipped, duration: 0, reason: reason.isEmpty ? nil : reason))
         case "testEnded":
             let duration = zip(startedAt[rawID], time).map { max(0, $1 - $0) } ?? 0
@@ -112,6 +113,12 @@ public struct SwiftTestingEventParser: OutputParser {
         default:
             return
         }
+    }
+
+    /// `Test f() skipped: "why"` → `why`; any other text as it is.
+    static func skipReason(_ text: String) -> String {
+        guard let r = text.range(of: " skipped: \""), text.hasSuffix("\""), r.upperBound < text.endIndex else { return text }
+        return String(text[r.upperBound..<text.index(before: text.endIndex)])
     }
 
     /// `Module.Outer/Inner/File.swift:3:2` → `Module` / `Outer/Inner`.

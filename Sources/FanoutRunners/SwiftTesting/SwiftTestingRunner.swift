@@ -34,7 +34,7 @@ public struct SwiftTestingRunner: TestRunner {
         var args = ["--testing-library", "swift-testing"] + destination.arguments
         for filter in Self.filters(for: unit) { args += ["--filter", filter] }
         args += ["--event-stream-output-path", "/dev/stdout", "--event-stream-version", "0"]
-        var env = destination.environment
+        var env = SwiftRuntime.environment(for: destination)
         env["NO_COLOR"] = env["NO_COLOR"] ?? "1"
         return Command(executable: binary, arguments: args, environment: env)
     }
@@ -42,9 +42,10 @@ public struct SwiftTestingRunner: TestRunner {
     /// Anchored regexes: `^Module\.Suite/` for a whole suite, `^Module\.Suite/test\(\)(/|$)` for one test.
     public static func filters(for unit: WorkUnit) -> [String] {
         unit.items.flatMap { item -> [String] in
-            let suite = SwiftTestingNames.regexEscape(SwiftTestingNames.idPrefix(item.suite))
-            if item.isWholeSuite { return ["^\(suite)/"] }
-            return item.tests.map { "^\(suite)/\(SwiftTestingNames.regexEscape($0))(/|$)" }
+            if item.isWholeSuite, item.suite.name != SwiftTestingNames.topLevelSuite {
+                return ["^\(SwiftTestingNames.regexEscape(item.suite.description))/"]
+            }
+            return item.testIDs.map { "^\(SwiftTestingNames.regexEscape(SwiftTestingNames.id($0)))(/|$)" }
         }
     }
 
@@ -58,23 +59,25 @@ enum SwiftTestingNames {
     /// Top-level test functions (outside any suite) get this suite name so they still belong to a class-like unit.
     static let topLevelSuite = "(top level)"
 
-    static func idPrefix(_ suite: SuiteID) -> String {
-        suite.name == topLevelSuite ? suite.module : "\(suite.module).\(suite.name)"
+    /// The id of a test as Swift Testing spells it, without the source location.
+    static func id(_ test: TestID) -> String {
+        test.suite.name == topLevelSuite ? "\(test.suite.module).\(test.name)" : "\(test.suite)/\(test.name)"
     }
 
+    /// `Module.Suite/test()`, `Module.Outer/Inner/test()`, or `Module.free()` for a function outside any suite;
+    /// a trailing `/File.swift:12:5` (event stream ids, verbose listings) is dropped.
     static func testID(fromListed line: String) -> TestID? {
         var parts = line.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if let last = parts.last, isSourceLocation(last) { parts.removeLast() }
-        guard parts.count >= 2, let name = parts.last, !name.isEmpty else { return nil }
-        let head = parts.dropLast()
-        let first = head[head.startIndex]
-        guard let dot = first.firstIndex(of: ".") else {
-            // `Module/free()`: a function outside any suite.
-            guard head.count == 1, !first.isEmpty else { return nil }
-            return TestID(module: first, suite: topLevelSuite, name: name)
-        }
+        guard let first = parts.first, let dot = first.firstIndex(of: "."), dot != first.startIndex else { return nil }
         let module = String(first[..<dot])
-        let suite = ([String(first[first.index(after: dot)...])] + head.dropFirst()).joined(separator: "/")
+        let rest = String(first[first.index(after: dot)...])
+        guard !rest.isEmpty else { return nil }
+        if parts.count == 1 {
+            return TestID(module: module, suite: topLevelSuite, name: rest)
+        }
+        guard let name = parts.last, !name.isEmpty else { return nil }
+        let suite = ([rest] + parts.dropFirst().dropLast()).joined(separator: "/")
         return TestID(module: module, suite: suite, name: name)
     }
 

@@ -6,6 +6,9 @@ import FanoutCore
 /// module-qualified suite of its unit (a unit never holds two same-named classes). It never traps on any input.
 public struct XCTestOutputParser: OutputParser {
     private var lines = LineBuffer()
+    private var errorLines = LineBuffer()
+    /// The test that started and has not ended: a runtime trap on standard error belongs to it.
+    private var running: TestID?
     private let suites: [String: SuiteID]
     /// An issue waits here for continuation lines (multi-line assertion messages) until the next known line.
     private var pendingIssue: (TestID, Issue, extraLines: Int)?
@@ -31,7 +34,27 @@ public struct XCTestOutputParser: OutputParser {
         return events
     }
 
-    public mutating func consume(stderr chunk: [UInt8]) -> [TestEvent] { [] }
+    /// Standard error carries the Swift runtime's last words before a trap (`File.swift:19: Fatal error: …`):
+    /// they become an issue of the running test, so a crash report says why and where.
+    public mutating func consume(stderr chunk: [UInt8]) -> [TestEvent] {
+        var events: [TestEvent] = []
+        for line in errorLines.append(chunk) {
+            if let running, let issue = Self.runtimeTrap(line) { events.append(.issue(running, issue)) }
+        }
+        return events
+    }
+
+    static let trapMarkers = [": Fatal error: ", ": Precondition failed: ", ": Assertion failed: ", "Fatal error: "]
+
+    /// `IntegrationTests/WorkerPoolTests.swift:19: Fatal error: deliberate crash` → an issue at that place.
+    static func runtimeTrap(_ line: String) -> Issue? {
+        for marker in trapMarkers {
+            guard let r = line.range(of: marker) else { continue }
+            let message = line[r.lowerBound...].drop { $0 == ":" || $0 == " " }
+            return Issue(kind: .crash, message: String(message), location: location(line[..<r.lowerBound]))
+        }
+        return nil
+    }
 
     public mutating func finish() -> [TestEvent] {
         var events: [TestEvent] = []
@@ -78,9 +101,11 @@ public struct XCTestOutputParser: OutputParser {
         let tail = rest[close.upperBound...]
         guard let id = testID(name) else { return }
         if tail.hasPrefix("started") {
+            running = id
             events.append(.started(id))
             return
         }
+        running = nil
         let status: TestStatus
         if tail.hasPrefix("passed") { status = .passed }
         else if tail.hasPrefix("failed") { status = .failed }
@@ -127,9 +152,11 @@ public struct XCTestOutputParser: OutputParser {
     private mutating func parseSkip(head: Substring, reason: Substring) {
         // head is `/path/File.swift:8: Class.testX`
         guard let r = head.range(of: ": ", options: .backwards), let id = testID(head[r.upperBound...]) else { return }
+        // ` - why` (XCTSkip) or `: required false value but got true - why` (XCTSkipIf/Unless): keep the why.
         var text = reason
+        if text.hasPrefix(":"), let dash = text.range(of: " - ") { text = text[dash.upperBound...] }
         if text.hasPrefix(" - ") { text = text.dropFirst(3) }
-        pendingSkipReason[id] = String(text)
+        pendingSkipReason[id] = String(text.trimmingSpaces())
     }
 
     /// `/path/File.swift:7: Test Case 'C.m' measured [Time, seconds] average: 0.005, relative standard deviation:

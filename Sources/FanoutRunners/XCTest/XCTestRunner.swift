@@ -45,7 +45,7 @@ public struct XCTestRunner: TestRunner {
         guard unit.framework == .xctest else { throw RunnerError("XCTestRunner cannot run a \(unit.framework) unit") }
         guard unit.testCount > 0 else { throw RunnerError("unit \(unit.id) holds no test: a unit must select at least one") }
         return Command(executable: binary, arguments: destination.arguments + [Self.selector(for: unit)],
-                       environment: destination.environment)
+                       environment: SwiftRuntime.environment(for: destination))
     }
 
     /// `Mod.ClassA,Mod.ClassB/testX,Mod.ClassB/testY`: whole classes by name, parts of classes by method.

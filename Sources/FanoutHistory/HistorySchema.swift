@@ -1,0 +1,144 @@
+import GRDB
+
+/// The tables of the history database, built by named migrations.
+///
+/// Never edit a migration that has shipped: add the next one (`"v2"`, ...) so existing history files upgrade in
+/// place. Columns use snake_case so the file reads well in the `sqlite3` shell.
+enum HistorySchema {
+    /// The schema version a store opened by this build of Fanout has: the number of registered migrations.
+    static var currentVersion: Int { migrator.migrations.count }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1", migrate: createV1)
+        return migrator
+    }
+
+    /// Children reference `runs` by its integer key with ON DELETE CASCADE: recording a run again deletes its run
+    /// row and lets SQLite remove everything that hung from it, and pruning old runs is one statement.
+    /// Per-test rows are the bulk of the file (tests × runs), so they name tests by an integer key into `tests` and
+    /// are clustered by run (WITHOUT ROWID) with no other index: every query reaches them through recent runs.
+    /// That keeps them near 60 bytes per test and run.
+    private static func createV1(_ db: Database) throws {
+        try db.create(table: "runs") { t in
+            t.primaryKey("id", .integer)
+            t.column("run_id", .text).notNull().unique()
+            t.column("started_at", .datetime).notNull()
+            t.column("finished_at", .datetime).notNull()
+            t.column("fanout_version", .text).notNull()
+            t.column("exit_code", .integer).notNull()
+            t.column("interrupted", .boolean).notNull()
+            t.column("destinations", .text).notNull()  // JSON array of destination names
+            t.column("slots", .integer).notNull()
+            t.column("wall", .double)
+            t.column("preparation", .double)
+            t.column("makespan", .double)
+            t.column("lower_bound", .double)
+            t.column("predicted_makespan", .double)
+            t.column("planned_lower_bound", .double)
+            t.column("total_estimate", .double)
+            // Final outcome counts, as the report computed them: `history show` lists runs without scanning results.
+            t.column("total", .integer).notNull()
+            t.column("passed", .integer).notNull()
+            t.column("flaky", .integer).notNull()
+            t.column("failed", .integer).notNull()
+            t.column("skipped", .integer).notNull()
+            t.column("crashed", .integer).notNull()
+            t.column("timed_out", .integer).notNull()
+            t.column("not_run", .integer).notNull()
+        }
+        try db.create(index: "runs_by_start", on: "runs", columns: ["started_at"])
+
+        try db.create(table: "unit_runs") { t in
+            t.primaryKey {
+                t.column("run", .integer).references("runs", onDelete: .cascade)
+                t.column("unit_id", .integer)
+            }
+            t.column("destination", .text).notNull()
+            t.column("framework", .text).notNull()
+            t.column("agent", .text).notNull()
+            t.column("slot", .integer).notNull()
+            t.column("suites", .text).notNull()  // JSON array of `Module.Class`
+            t.column("test_count", .integer).notNull()
+            t.column("estimate", .double)
+            t.column("started_at", .double)  // seconds since the run started
+            t.column("duration", .double)
+            t.column("ending", .text).notNull()
+        }
+
+        // Doubles may be NaN, which SQLite stores as NULL: REAL columns stay nullable so one odd value can never make
+        // a whole run fail to record. Queries skip NULL times.
+        try db.create(table: "class_runs") { t in
+            t.column("run", .integer).notNull().references("runs", onDelete: .cascade)
+            t.column("destination", .text).notNull()
+            t.column("framework", .text).notNull()
+            t.column("module", .text).notNull()
+            t.column("suite", .text).notNull()
+            t.column("test_count", .integer).notNull()
+            t.column("estimate", .double)
+            t.column("estimate_source", .text).notNull()
+            t.column("actual", .double)
+            t.column("outcome", .text).notNull()
+            t.column("timing_complete", .boolean).notNull()
+            t.column("agent", .text)
+        }
+        try db.create(index: "class_runs_by_run", on: "class_runs", columns: ["run"])
+        try db.create(index: "class_runs_by_class", on: "class_runs", columns: ["destination", "module", "suite"])
+
+        try db.create(table: "tests") { t in
+            t.primaryKey("id", .integer)
+            t.column("module", .text).notNull()
+            t.column("suite", .text).notNull()
+            t.column("name", .text).notNull()
+            t.uniqueKey(["module", "suite", "name"])
+        }
+
+        // One row per test and destination: the final outcome (a flaky test is one row here, two attempts below).
+        try db.create(table: "test_results", options: .withoutRowID) { t in
+            t.primaryKey {
+                t.column("run", .integer).references("runs", onDelete: .cascade)
+                t.column("destination", .text)
+                t.column("test", .integer).references("tests")
+            }
+            t.column("framework", .text).notNull()
+            t.column("outcome", .text).notNull()
+            t.column("attempt_count", .integer).notNull()
+        }
+
+        // One row per attempt, `attempt` counting from 0 in the order the report lists them.
+        try db.create(table: "test_attempts", options: .withoutRowID) { t in
+            t.primaryKey {
+                t.column("run", .integer).references("runs", onDelete: .cascade)
+                t.column("destination", .text)
+                t.column("test", .integer).references("tests")
+                t.column("attempt", .integer)
+            }
+            t.column("outcome", .text).notNull()
+            t.column("duration", .double)
+            t.column("agent", .text).notNull()
+            t.column("unit", .integer).notNull()
+            // The first failing issue: enough to tell flakes apart later without keeping whole logs.
+            t.column("failure", .text)
+        }
+
+        try db.create(table: "measurements") { t in
+            t.column("run", .integer).notNull().references("runs", onDelete: .cascade)
+            t.column("destination", .text).notNull()
+            t.column("agent", .text).notNull()
+            t.column("module", .text).notNull()
+            t.column("suite", .text).notNull()
+            t.column("name", .text).notNull()
+            t.column("metric", .text).notNull()
+            t.column("unit", .text).notNull()
+            t.column("identifier", .text).notNull()
+            t.column("samples", .text).notNull()  // JSON array of the measured values
+            t.column("average", .double)
+            t.column("rsd", .double)
+            t.column("max_rsd", .double)
+            t.column("max_std", .double)
+        }
+        try db.create(index: "measurements_by_run", on: "measurements", columns: ["run"])
+        try db.create(
+            index: "measurements_by_test", on: "measurements", columns: ["destination", "module", "suite", "name"])
+    }
+}

@@ -1,0 +1,162 @@
+import FanoutCore
+import Foundation
+import GRDB
+
+extension HistoryStore {
+    /// Writes everything of `report` in one transaction: the run, its units, classes, every attempt of every test,
+    /// and its measurements. Recording the same `runID` again replaces the earlier copy, so re-importing a report
+    /// never counts its timings twice. Runs beyond ``retention`` are pruned in the same transaction.
+    public func record(_ report: RunReport) throws(HistoryError) {
+        try write("record run \(report.runID)") { db in
+            // ON DELETE CASCADE removes the rows of an earlier copy of this run.
+            try db.execute(sql: "DELETE FROM runs WHERE run_id = ?", arguments: [report.runID])
+            let run = try Self.insertRun(report, db)
+            try Self.insertUnits(report, run: run, db)
+            try Self.insertClasses(report, run: run, db)
+            try Self.insertResults(report, run: run, db)
+            try Self.insertMeasurements(report, run: run, db)
+            if retention > 0 {
+                try Self.prune(keeping: retention, db)
+            }
+        }
+    }
+
+    /// Returns the integer key the other tables use for this run.
+    private static func insertRun(_ report: RunReport, _ db: Database) throws -> Int64 {
+        let counts = report.counts
+        try db.execute(sql: """
+            INSERT INTO runs (run_id, started_at, finished_at, fanout_version, exit_code, interrupted, destinations,
+                slots, wall, preparation, makespan, lower_bound, predicted_makespan, planned_lower_bound,
+                total_estimate, total, passed, flaky, failed, skipped, crashed, timed_out, not_run)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [
+                report.runID, report.startedAt, report.finishedAt, report.fanoutVersion, Int(report.exitCode),
+                report.interrupted, try json(report.destinations), report.plan.slots, report.timing.wall,
+                report.timing.preparation, report.timing.makespan, report.timing.lowerBound,
+                report.plan.predictedMakespan, report.plan.lowerBound, report.plan.totalEstimate,
+                counts.total, counts.passed, counts.flaky, counts.failed, counts.skipped, counts.crashed,
+                counts.timedOut, counts.notRun,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    private static func insertUnits(_ report: RunReport, run: Int64, _ db: Database) throws {
+        // OR REPLACE: a report that lists a unit twice keeps its last entry rather than losing the whole run.
+        let statement = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO unit_runs (run, unit_id, destination, framework, agent, slot, suites, test_count,
+                estimate, started_at, duration, ending)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for unit in report.units {
+            try statement.execute(arguments: [
+                run, unit.id, unit.destination, unit.framework.rawValue, unit.agent, unit.slot,
+                try json(unit.suites), unit.testCount, unit.estimate, unit.startedAt, unit.duration, unit.ending,
+            ])
+        }
+    }
+
+    private static func insertClasses(_ report: RunReport, run: Int64, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO class_runs (run, destination, framework, module, suite, test_count, estimate,
+                estimate_source, actual, outcome, timing_complete, agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for entry in report.classes {
+            try statement.execute(arguments: [
+                run, entry.destination, entry.framework.rawValue, entry.suite.module, entry.suite.name,
+                entry.testCount, entry.estimate, entry.estimateSource, entry.actual, entry.outcome.rawValue,
+                entry.timingIsComplete, entry.agent,
+            ])
+        }
+    }
+
+    private static func insertResults(_ report: RunReport, run: Int64, _ db: Database) throws {
+        var keys = TestKeys(db)
+        let insertResult = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO test_results (run, destination, test, framework, outcome, attempt_count)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        let insertAttempt = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO test_attempts (run, destination, test, attempt, outcome, duration, agent, unit,
+                failure)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for test in report.results {
+            let key = try keys.key(for: test.id)
+            try insertResult.execute(arguments: [
+                run, test.destination, key, test.framework.rawValue, test.outcome.rawValue, test.attempts.count,
+            ])
+            for (index, attempt) in test.attempts.enumerated() {
+                try insertAttempt.execute(arguments: [
+                    run, test.destination, key, index, attempt.outcome.rawValue, attempt.duration, attempt.agent,
+                    attempt.unit, attempt.issues.first(where: \.isFailure)?.message,
+                ])
+            }
+        }
+    }
+
+    private static func insertMeasurements(_ report: RunReport, run: Int64, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO measurements (run, destination, agent, module, suite, name, metric, unit, identifier,
+                samples, average, rsd, max_rsd, max_std)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for record in report.measurements {
+            let m = record.measurement
+            try statement.execute(arguments: [
+                run, record.destination, record.agent, m.test.suite.module, m.test.suite.name, m.test.name,
+                m.metric, m.unit, m.identifier, try json(m.values), m.average, m.relativeStandardDeviation,
+                m.maxPercentRelativeStandardDeviation, m.maxStandardDeviation,
+            ])
+        }
+    }
+
+    /// Deletes all but the newest `count` runs, then the test names no remaining run refers to.
+    private static func prune(keeping count: Int, _ db: Database) throws {
+        try db.execute(sql: """
+            DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?)
+            """, arguments: [count])
+        guard db.changesCount > 0 else { return }
+        try db.execute(sql: "DELETE FROM tests WHERE id NOT IN (SELECT DISTINCT test FROM test_results)")
+    }
+}
+
+/// Integer keys of test names, created on first sight and remembered for the rest of one recording.
+private struct TestKeys {
+    let db: Database
+    var known: [TestID: Int64] = [:]
+
+    init(_ db: Database) { self.db = db }
+
+    mutating func key(for test: TestID) throws -> Int64 {
+        if let key = known[test] { return key }
+        let arguments: StatementArguments = [test.suite.module, test.suite.name, test.name]
+        let key: Int64
+        if let existing = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT id FROM tests WHERE module = ? AND suite = ? AND name = ?"),
+            arguments: arguments) {
+            key = existing
+        } else {
+            try db.cachedStatement(sql: "INSERT INTO tests (module, suite, name) VALUES (?, ?, ?)")
+                .execute(arguments: arguments)
+            key = db.lastInsertedRowID
+        }
+        known[test] = key
+        return key
+    }
+}
+
+/// JSON text for list columns. Non-finite numbers become strings so one odd measurement cannot fail a recording.
+func json<T: Encodable>(_ value: T) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(
+        positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+
+func decodeJSON<T: Decodable>(_ type: T.Type, from text: String) -> T? {
+    let decoder = JSONDecoder()
+    decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+        positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    return try? decoder.decode(type, from: Data(text.utf8))
+}

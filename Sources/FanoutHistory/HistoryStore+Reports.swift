@@ -1,0 +1,133 @@
+import FanoutCore
+import GRDB
+
+extension HistoryStore {
+    /// The newest `limit` runs, newest first.
+    public func recentRuns(limit: Int = 20) throws(HistoryError) -> [RunSummary] {
+        try read("list recent runs") { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?
+                """, arguments: [limit]).map { row in
+                var counts = Counts()
+                counts.total = row["total"]
+                counts.passed = row["passed"]
+                counts.flaky = row["flaky"]
+                counts.failed = row["failed"]
+                counts.skipped = row["skipped"]
+                counts.crashed = row["crashed"]
+                counts.timedOut = row["timed_out"]
+                counts.notRun = row["not_run"]
+                return RunSummary(
+                    runID: row["run_id"], startedAt: row["started_at"], finishedAt: row["finished_at"],
+                    destinations: decodeJSON([String].self, from: row["destinations"]) ?? [],
+                    counts: counts, slots: row["slots"], wall: row["wall"], makespan: row["makespan"],
+                    lowerBound: row["lower_bound"], predictedMakespan: row["predicted_makespan"],
+                    exitCode: Int32(truncatingIfNeeded: row["exit_code"] as Int), interrupted: row["interrupted"])
+            }
+        }
+    }
+
+    /// Per class and destination, the figures of its newest `window` counted runs (the samples estimates use),
+    /// slowest first by p80 and cut to `limit` classes.
+    ///
+    /// - Parameter destination: one destination, or nil for all of them.
+    public func classStats(destination: String? = nil, window: Int = 10, limit: Int = 50)
+        throws(HistoryError) -> [ClassStat]
+    {
+        try read("compute class statistics") { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT destination, module, suite, actual, test_count FROM (
+                    SELECT c.destination, c.module, c.suite, c.actual, c.test_count,
+                        ROW_NUMBER() OVER (PARTITION BY c.destination, c.module, c.suite
+                                           ORDER BY r.started_at DESC, r.run_id DESC, c.rowid DESC) AS recency
+                    FROM class_runs c JOIN runs r ON r.id = c.run
+                    WHERE (?1 IS NULL OR c.destination = ?1) AND \(Self.countedClassRun))
+                WHERE recency <= ?2
+                ORDER BY destination, module, suite, recency
+                """, arguments: [destination, window])
+            struct Key: Hashable { var destination: String, suite: SuiteID }
+            var order: [Key] = []
+            var samples: [Key: (durations: [Double], lastTestCount: Int)] = [:]
+            while let row = try rows.next() {
+                let suite = SuiteID(module: row["module"], name: row["suite"])
+                let key = Key(destination: row["destination"], suite: suite)
+                if samples[key] == nil {
+                    order.append(key)
+                    samples[key] = ([], row["test_count"])  // rows come newest first
+                }
+                samples[key]?.durations.append(row["actual"])
+            }
+            let stats = order.compactMap { key -> ClassStat? in
+                guard let entry = samples[key], let last = entry.durations.first,
+                      let p50 = percentile(entry.durations, 0.5), let p80 = percentile(entry.durations, 0.8),
+                      let max = entry.durations.max() else { return nil }
+                return ClassStat(suite: key.suite, destination: key.destination, runs: entry.durations.count,
+                                 last: last, p50: p50, p80: p80, max: max, testCount: entry.lastTestCount)
+            }
+            // Slowest p80 first; ties by name, so the listing is stable from one call to the next.
+            let slowestFirst = stats.sorted {
+                ($0.p80, $1.suite, $1.destination) > ($1.p80, $0.suite, $0.destination)
+            }
+            return Array(slowestFirst.prefix(limit))
+        }
+    }
+
+    /// Tests that were flaky (failed, then passed on a retry) in at least one of the newest `runs` runs, most often
+    /// flaky first.
+    public func flakyTests(runs: Int = 20) throws(HistoryError) -> [FlakyStat] {
+        try read("find flaky tests") { db in
+            try Row.fetchAll(db, sql: """
+                WITH recent AS (SELECT id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?),
+                counted AS (
+                    SELECT r.destination, r.test, COUNT(*) AS runs, SUM(r.outcome = 'flaky') AS flaky_runs,
+                        SUM(r.attempt_count) AS attempts
+                    FROM test_results r JOIN recent ON recent.id = r.run
+                    GROUP BY r.destination, r.test
+                    HAVING flaky_runs > 0)
+                SELECT counted.*, t.module, t.suite, t.name FROM counted JOIN tests t ON t.id = counted.test
+                ORDER BY CAST(flaky_runs AS REAL) / runs DESC, flaky_runs DESC,
+                    t.module, t.suite, t.name, counted.destination
+                """, arguments: [runs]).map { row in
+                FlakyStat(test: TestID(module: row["module"], suite: row["suite"], name: row["name"]),
+                          destination: row["destination"], runs: row["runs"], flakyRuns: row["flaky_runs"],
+                          attempts: row["attempts"])
+            }
+        }
+    }
+}
+
+extension HistoryStore {
+    /// The newest `limit` measurements of `test` on `destination` (every metric), newest first.
+    public func measurements(of test: TestID, destination: String, limit: Int = 10)
+        throws(HistoryError) -> [PastMeasurement]
+    {
+        try read("read the measurements of \(test)") { db in
+            try Row.fetchAll(db, sql: """
+                SELECT m.*, r.run_id, r.started_at AS run_started_at FROM measurements m JOIN runs r ON r.id = m.run
+                WHERE m.destination = ? AND m.module = ? AND m.suite = ? AND m.name = ?
+                ORDER BY r.started_at DESC, r.run_id DESC, m.rowid
+                LIMIT ?
+                """, arguments: [destination, test.suite.module, test.suite.name, test.name, limit]).map { row in
+                // NaN was stored as NULL by SQLite; give it back as NaN rather than inventing a number.
+                let measurement = Measurement(
+                    test: test, metric: row["metric"], unit: row["unit"], identifier: row["identifier"],
+                    values: decodeJSON([Double].self, from: row["samples"]) ?? [],
+                    average: row["average"] ?? .nan, relativeStandardDeviation: row["rsd"] ?? .nan,
+                    maxPercentRelativeStandardDeviation: row["max_rsd"], maxStandardDeviation: row["max_std"])
+                return PastMeasurement(runID: row["run_id"], startedAt: row["run_started_at"], agent: row["agent"],
+                                       measurement: measurement)
+            }
+        }
+    }
+
+    /// Rows per table, for diagnostics and tests.
+    func tableSizes() throws(HistoryError) -> [String: Int] {
+        try read("count rows") { db in
+            var sizes: [String: Int] = [:]
+            for table in ["runs", "unit_runs", "class_runs", "tests", "test_results", "test_attempts", "measurements"] {
+                sizes[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0
+            }
+            return sizes
+        }
+    }
+}

@@ -1,0 +1,325 @@
+import FanoutCore
+
+/// The end-of-run summary for a terminal, rendered from a `RunReport`: enough to triage every failure without
+/// re-running (each issue's `file:line` and message, the tail of a crash's backtrace, where it ran), how the run used
+/// its slots (predicted versus actual, efficiency against the lower bound), the slowest classes with their estimates,
+/// and a verdict. Lines are at most `width` columns; with `color` off there is not one escape code in the output.
+///
+/// The last line is always plain, `Fanout: 120 passed, 2 failed, 3 skipped` (plus `, N not run` when some did not
+/// run), for scripts and for people scanning CI logs.
+public struct ConsoleSummary: Sendable {
+    public var color: Bool
+    public var width: Int
+    /// Rows of the slowest-classes table.
+    public var slowestClasses: Int
+    /// Lines of a crash's or time-out's diagnostics (the end of the backtrace) shown under it.
+    public var diagnosticLines: Int
+
+    public init(color: Bool = false, width: Int = 100, slowestClasses: Int = 10, diagnosticLines: Int = 15) {
+        self.color = color
+        self.width = max(40, width)
+        self.slowestClasses = slowestClasses
+        self.diagnosticLines = diagnosticLines
+    }
+
+    public func render(_ report: RunReport) -> String {
+        var out = Output(width: width, style: ConsoleStyle(color: color))
+        let context = Context(report)
+        header(report, context, &out)
+        counts(report, context, &out)
+        slowest(report, context, &out)
+        timing(report, &out)
+        measurements(report, context, &out)
+        warnings(report, &out)
+        flaky(report, context, &out)
+        failures(report, context, &out)
+        verdict(report, &out)
+        return out.lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: - Sections
+
+    private func header(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let destinations = context.destinations
+        let slots = report.plan.slots > 0 ? report.plan.slots : report.agents.reduce(0) { $0 + $1.slots }
+        let agents = report.agents.count
+        out.wrapped("Fanout run \(report.runID) · \(destinations.count == 1 ? "destination" : "destinations") "
+            + "\(destinations.joined(separator: ", ")) · \(agents) agent\(agents == 1 ? "" : "s"), "
+            + "\(slots) slot\(slots == 1 ? "" : "s")", style: out.style.bold)
+        if !report.agents.isEmpty {
+            let list = report.agents.map { agent in
+                let host = agent.host.map { " \($0)" } ?? ""
+                return "\(agent.name) (\(agent.transport)\(host), \(agent.slots) slot\(agent.slots == 1 ? "" : "s"))"
+            }
+            out.wrapped("agents: " + list.joined(separator: ", "), indent: "  ", continuation: "    ",
+                        style: out.style.dim)
+        }
+        out.wrapped("fanout \(report.fanoutVersion) · product \(report.product.bundle)", indent: "  ",
+                    continuation: "    ", style: out.style.dim)
+        if report.interrupted {
+            out.wrapped("Interrupted: the run was stopped before it finished; this is what had run by then.",
+                        style: out.style.boldYellow)
+        }
+    }
+
+    private func counts(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        out.blank()
+        out.plain(Self.countsLine(report.counts, style: out.style, total: true))
+        if context.destinations.count > 1 {
+            for destination in context.destinations {
+                let counts = Counts(report.results.filter { $0.destination == destination }.map(\.outcome))
+                let line = Self.countsLine(counts, style: ConsoleStyle(color: false), total: true)
+                out.wrapped("\(destination): " + line, indent: "  ", continuation: "    ")
+            }
+        }
+    }
+
+    /// `125 tests: 118 passed, 2 failed, 1 crashed, 3 skipped, 1 flaky`; the parts add up to the total (flaky tests
+    /// are not in "passed"); zero parts other than passed and failed are left out.
+    static func countsLine(_ c: Counts, style: ConsoleStyle, total: Bool) -> String {
+        var parts = [style.green("\(c.passed) passed"), c.failed > 0 ? style.red("\(c.failed) failed") : "0 failed"]
+        if c.crashed > 0 { parts.append(style.red("\(c.crashed) crashed")) }
+        if c.timedOut > 0 { parts.append(style.red("\(c.timedOut) timed out")) }
+        if c.notRun > 0 { parts.append(style.yellow("\(c.notRun) not run")) }
+        if c.skipped > 0 { parts.append(style.yellow("\(c.skipped) skipped")) }
+        if c.flaky > 0 { parts.append(style.yellow("\(c.flaky) flaky")) }
+        let head = total ? "\(c.total) test\(c.total == 1 ? "" : "s"): " : ""
+        return head + parts.joined(separator: ", ")
+    }
+
+    private func slowest(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        guard !report.classes.isEmpty, slowestClasses > 0 else { return }
+        let rows = report.classes.sorted { a, b in
+            switch (a.actual, b.actual) {
+            case let (x?, y?) where x != y: x > y
+            case (.some, nil): true
+            case (nil, .some): false
+            default: (a.suite, a.destination) < (b.suite, b.destination)
+            }
+        }.prefix(slowestClasses)
+        out.blank()
+        out.plain(out.style.bold("Slowest classes") + " (top \(rows.count) of \(report.classes.count), "
+            + "by actual time)")
+        let table = ClassTable(rows: Array(rows), showDestination: context.destinations.count > 1, width: width)
+        for line in table.lines() { out.plain(line) }
+    }
+
+    private func timing(_ report: RunReport, _ out: inout Output) {
+        let t = report.timing, plan = report.plan
+        out.blank()
+        out.plain(out.style.bold("Timing"))
+        out.wrapped("makespan     \(formatSeconds(t.makespan)) actual, \(formatSeconds(plan.predictedMakespan)) "
+            + "predicted (plan: lower bound \(formatSeconds(plan.lowerBound)), \(formatSeconds(plan.totalEstimate)) "
+            + "of work on \(plan.slots) slot\(plan.slots == 1 ? "" : "s"))",
+            indent: "  ", continuation: "               ")
+        out.wrapped("lower bound  \(formatSeconds(t.lowerBound)) (LB, from this run's durations) · efficiency "
+            + "\(String(format2: t.efficiency)) = makespan / LB",
+            indent: "  ", continuation: "               ")
+        out.wrapped("wall         \(formatSeconds(t.wall)), of which preparation (build, discovery) "
+            + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
+    }
+
+    private func measurements(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        guard !report.measurements.isEmpty else { return }
+        out.blank()
+        out.plain(out.style.bold("Measurements") + " (\(report.measurements.count))")
+        let records = report.measurements.sorted {
+            (context.rank($0.destination), $0.measurement.test, $0.measurement.metric)
+                < (context.rank($1.destination), $1.measurement.test, $1.measurement.metric)
+        }
+        for record in records {
+            let m = record.measurement
+            let destination = context.destinations.count > 1 ? " · \(record.destination)" : ""
+            let value = "\(m.metric) \(Self.measured(m.average, unit: m.unit)) ± "
+                + "\(String(format1: m.relativeStandardDeviation))% (\(m.values.count) value"
+                + "\(m.values.count == 1 ? "" : "s"))"
+            out.wrapped("\(m.test)\(destination): \(value)", indent: "  ", continuation: "      ")
+        }
+    }
+
+    /// A measured value in its unit; seconds shown in milliseconds below one second, where measurements live.
+    static func measured(_ value: Double, unit: String) -> String {
+        guard unit == "seconds" || unit == "s" else { return "\(String(format3: value)) \(unit)" }
+        if value >= 1 || value == 0 { return "\(String(format3: value)) s" }
+        let ms = value * 1000
+        return ms < 10 ? "\(String(format3: ms)) ms" : "\(String(format1: ms)) ms"
+    }
+
+    private func warnings(_ report: RunReport, _ out: inout Output) {
+        guard !report.warnings.isEmpty else { return }
+        out.blank()
+        out.plain(out.style.boldYellow("Warnings") + " (\(report.warnings.count))")
+        for warning in report.warnings {
+            out.wrapped("- " + warning, indent: "  ", continuation: "    ")
+        }
+    }
+
+    private func flaky(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let flaky = report.results.filter { $0.outcome == .flaky }
+        guard !flaky.isEmpty else { return }
+        out.blank()
+        out.plain(out.style.boldYellow("Flaky") + " (\(flaky.count)): passed on a retry after failing")
+        for result in flaky {
+            title(result, context, &out)
+            for (number, attempt) in result.earlierFailedAttempts {
+                let unit = context.units[attempt.unit]
+                let issues = attempt.failingIssues.isEmpty
+                    ? [ReportFacts.headline(of: attempt, outcome: attempt.outcome, unit: unit)]
+                    : attempt.failingIssues.map(ReportFacts.line(for:))
+                out.wrapped("attempt \(number) of \(result.attempts.count) \(Self.verb(attempt.outcome)) on agent "
+                    + "\(attempt.agent), unit \(attempt.unit):", indent: "      ", style: out.style.dim)
+                for line in issues { out.wrapped(line, indent: "        ", continuation: "          ") }
+            }
+        }
+    }
+
+    private func failures(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let failures = report.results.filter(\.needsAttention)
+        guard !failures.isEmpty else { return }
+        out.blank()
+        out.plain(out.style.boldRed("Failures") + " (\(failures.count))")
+        for (index, result) in failures.enumerated() {
+            // A blank line between entries: a long list is scanned by its titles.
+            if index > 0 { out.blank() }
+            title(result, context, &out)
+            let attempt = result.decidingAttempt
+            let unit = attempt.flatMap { context.units[$0.unit] }
+            var lines = attempt?.issues.map(ReportFacts.line(for:)) ?? []
+            let headline = ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
+            // A crash or time-out with only test issues (or none) still needs its cause said first.
+            if lines.isEmpty || (result.outcome != .failed && !lines.contains(where: { $0.hasSuffix(headline) })) {
+                lines.insert(headline, at: 0)
+            }
+            for line in lines { out.wrapped(line, indent: "      ", continuation: "        ") }
+            for (number, earlier) in result.earlierFailedAttempts {
+                let text = ReportFacts.headline(of: earlier, outcome: earlier.outcome,
+                                                unit: context.units[earlier.unit])
+                out.wrapped("attempt \(number) \(Self.verb(earlier.outcome)) too: \(text)", indent: "      ",
+                            continuation: "        ", style: out.style.dim)
+            }
+            if let attempt {
+                var place = "ran on agent \(attempt.agent), unit \(attempt.unit)"
+                if let unit { place += " (slot \(unit.slot), \(formatSeconds(unit.duration)), ended: \(unit.ending))" }
+                if result.attempts.count > 1 { place += " · attempt \(result.attempts.count)" }
+                out.wrapped(place, indent: "      ", continuation: "        ", style: out.style.dim)
+            }
+            if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty, diagnosticLines > 0 {
+                let (tail, omitted) = ReportFacts.tail(TextSanitizer.terminalSafe(diagnostics), lines: diagnosticLines)
+                out.plain(out.style.dim("      " + (omitted > 0 ? "last \(tail.count) lines of the diagnostics:"
+                    : "diagnostics:")))
+                for line in tail {
+                    out.wrapped(String(line), indent: "      | ", continuation: "      |   ")
+                }
+            }
+        }
+    }
+
+    /// `  FAILED     Module.Class/test · destination`, the label colored by outcome.
+    private func title(_ result: TestResult, _ context: Context, _ out: inout Output) {
+        let label = ConsoleText.padRight(Self.label(result.outcome), to: 9)
+        let destination = context.destinations.count > 1 ? " · \(result.destination)" : ""
+        var lines = ConsoleText.wrap(TextSanitizer.terminalSafe("\(result.id)\(destination)"), width: width,
+                                     indent: "  " + label + " ", continuation: "            ")
+        if let first = lines.first {
+            let name = first.dropFirst(2 + label.count)
+            lines[0] = "  " + out.style.outcome(result.outcome, label) + name
+        }
+        lines.forEach { out.lines.append($0) }
+    }
+
+    private func verdict(_ report: RunReport, _ out: inout Output) {
+        let c = report.counts
+        let s = out.style
+        let attention = c.failures + c.notRun
+        let line: String = switch report.exitCode {
+        case 0:
+            s.boldGreen("PASSED") + " · all \(c.total - c.skipped - c.notRun) tests that ran passed"
+                + (c.flaky > 0 ? " (\(c.flaky) flaky)" : "")
+        case 1:
+            s.boldRed("FAILED") + " · \(attention) test\(attention == 1 ? "" : "s") need attention: "
+                + Self.failureParts(c)
+        case 2:
+            s.boldRed("USAGE ERROR") + " · the run could not start as configured"
+        case 3:
+            s.boldRed("INFRASTRUCTURE ERROR") + " · \(c.notRun) test\(c.notRun == 1 ? "" : "s") did not run"
+                + (report.warnings.isEmpty ? "" : "; see the warnings above")
+        case 130, 143:
+            s.boldYellow("INTERRUPTED") + " · by \(report.exitCode == 130 ? "SIGINT" : "SIGTERM")"
+                + (attention > 0 ? "; \(Self.failureParts(c))" : "")
+        default:
+            s.boldRed("ENDED") + " with exit code \(report.exitCode)"
+        }
+        out.blank()
+        out.plain(line + " · exit \(report.exitCode) · \(formatSeconds(report.timing.wall))")
+        var closing = "Fanout: \(c.passed + c.flaky) passed, \(c.failures) failed, \(c.skipped) skipped"
+        if c.notRun > 0 { closing += ", \(c.notRun) not run" }
+        out.lines.append(closing)
+    }
+
+    private static func failureParts(_ c: Counts) -> String {
+        var parts: [String] = []
+        if c.failed > 0 { parts.append("\(c.failed) failed") }
+        if c.crashed > 0 { parts.append("\(c.crashed) crashed") }
+        if c.timedOut > 0 { parts.append("\(c.timedOut) timed out") }
+        if c.notRun > 0 { parts.append("\(c.notRun) not run") }
+        return parts.isEmpty ? "none failed" : parts.joined(separator: ", ")
+    }
+
+    static func label(_ outcome: Outcome) -> String {
+        switch outcome {
+        case .passed: "PASSED"
+        case .flaky: "FLAKY"
+        case .skipped: "SKIPPED"
+        case .failed: "FAILED"
+        case .crashed: "CRASHED"
+        case .timedOut: "TIMED OUT"
+        case .notRun: "NOT RUN"
+        }
+    }
+
+    private static func verb(_ outcome: Outcome) -> String {
+        switch outcome {
+        case .crashed: "crashed"
+        case .timedOut: "timed out"
+        case .notRun: "did not run"
+        default: "failed"
+        }
+    }
+
+    // MARK: - Support
+
+    private struct Context {
+        let destinations: [String]
+        let units: [Int: UnitReport]
+        private let ranks: [String: Int]
+
+        init(_ report: RunReport) {
+            var seen = Set<String>()
+            destinations = (report.destinations + report.results.map(\.destination)).filter { seen.insert($0).inserted }
+            ranks = Dictionary(destinations.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            units = Dictionary(report.units.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+
+        func rank(_ destination: String) -> Int { ranks[destination] ?? Int.max }
+    }
+
+    /// Lines being built. Text from the report goes through `wrapped`, which makes it terminal-safe and fits it.
+    private struct Output {
+        let width: Int
+        let style: ConsoleStyle
+        var lines: [String] = []
+
+        mutating func blank() { lines.append("") }
+
+        /// A line composed here, already known to fit.
+        mutating func plain(_ line: String) { lines.append(line) }
+
+        mutating func wrapped(_ text: String, indent: String = "", continuation: String? = nil,
+                              style apply: ((String) -> String)? = nil) {
+            for line in ConsoleText.wrap(TextSanitizer.terminalSafe(text), width: width, indent: indent,
+                                         continuation: continuation) {
+                lines.append(apply.map { $0(line) } ?? line)
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import FanoutCore
+import Foundation
+
+/// Writes a `RunReport` as `report.json` and reads it back (for `fanout baseline accept --from report.json` and any
+/// tool that post-processes a run). The format is documented field by field in `docs/report-schema.md`.
+///
+/// The output is stable so that two reports diff cleanly: keys sorted, arrays in the model's order, two-space
+/// pretty printing, dates as ISO-8601 UTC with milliseconds, slashes not escaped (paths stay readable).
+public struct JSONReportWriter: Sendable {
+    public static let fileName = "report.json"
+
+    public init() {}
+
+    /// The UTF-8 bytes of `report.json`, ending with a newline.
+    public func encode(_ report: RunReport) throws -> Data {
+        var data = try Self.encoder().encode(report)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Reads a report written by `encode`. Refuses reports of another schema version with an error that says so,
+    /// rather than half-reading them.
+    /// - Parameter source: how to name the input in errors (a path, or `report.json`).
+    public func decode(_ data: Data,
+                       source: String = JSONReportWriter.fileName) throws(ReportDecodingError) -> RunReport {
+        let header: SchemaHeader
+        do {
+            header = try JSONDecoder().decode(SchemaHeader.self, from: data)
+        } catch let error as DecodingError {
+            if case .dataCorrupted = error {
+                throw ReportDecodingError(source: source, reason: .notJSON(Self.describe(error)))
+            }
+            throw ReportDecodingError(source: source, reason: .notAFanoutReport)
+        } catch {
+            throw ReportDecodingError(source: source, reason: .notJSON("\(error)"))
+        }
+        guard let version = header.schemaVersion else {
+            throw ReportDecodingError(source: source, reason: .notAFanoutReport)
+        }
+        guard version == RunReport.currentSchemaVersion else {
+            throw ReportDecodingError(source: source, reason: .unsupportedSchemaVersion(version))
+        }
+        do {
+            return try Self.decoder().decode(RunReport.self, from: data)
+        } catch let error as DecodingError {
+            throw ReportDecodingError(source: source, reason: .invalid(Self.describe(error)))
+        } catch {
+            throw ReportDecodingError(source: source, reason: .invalid("\(error)"))
+        }
+    }
+
+    /// Reads `report.json` (or any path) from disk.
+    public func read(from url: URL) throws(ReportDecodingError) -> RunReport {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ReportDecodingError(source: url.path, reason: .unreadable(Self.describeIOError(error)))
+        }
+        return try decode(data, source: url.path)
+    }
+
+    // MARK: - Coding configuration
+
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601Timestamp.string(from: date))
+        }
+        // A NaN (e.g. the deviation of an empty measurement) must not make the whole report unwritable.
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return encoder
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = ISO8601Timestamp.date(from: text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "'\(text)' is not an ISO-8601 date like 2024-05-01T12:00:00.000Z")
+            }
+            return date
+        }
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return decoder
+    }
+
+    /// Only the version, read first so that a report of another version fails with "version N" instead of with
+    /// whichever field happened to change.
+    private struct SchemaHeader: Decodable {
+        var schemaVersion: Int?
+    }
+
+    /// `results[3].outcome: ...`: the place in the file, then what was wrong there.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            var text = ""
+            for key in keys {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
+            return text.isEmpty ? "top level" : text
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)): expected \(type); \(context.debugDescription)"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)): missing \(type) value"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])): required field is missing"
+        case .dataCorrupted(let context):
+            let underlying = context.underlyingError.map { " (\($0.localizedDescription))" } ?? ""
+            return "\(path(context.codingPath)): \(context.debugDescription)\(underlying)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    static func describeIOError(_ error: any Error) -> String {
+        let ns = error as NSError
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if ns.domain == NSCocoaErrorDomain, ns.code == NSFileReadNoSuchFileError { return "no such file" }
+        return ns.localizedDescription
+    }
+}

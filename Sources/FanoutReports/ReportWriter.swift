@@ -1,0 +1,93 @@
+import FanoutCore
+import Foundation
+
+/// Writes the file formats of a run into one directory: `report.json` and `junit.xml`.
+/// The console summary is not a file; render it with `ConsoleSummary`.
+public struct ReportWriter: Sendable {
+    public var json: JSONReportWriter
+    public var junit: JUnitWriter
+
+    public init(json: JSONReportWriter = JSONReportWriter(), junit: JUnitWriter = JUnitWriter()) {
+        self.json = json
+        self.junit = junit
+    }
+
+    /// `<root>/<run id>`, relative to the current directory unless `root` is absolute. A run id is used as one path
+    /// component: separators in it are replaced so it cannot point elsewhere.
+    public static func defaultDirectory(root: String = ".fanout/reports", runID: String) -> URL {
+        var component = runID.replacingOccurrences(of: "/", with: "-")
+        if component.isEmpty || component == "." || component == ".." { component = "run" }
+        return URL(fileURLWithPath: root, isDirectory: true).appendingPathComponent(component, isDirectory: true)
+    }
+
+    /// Writes every file format into `directory` (created with its parents when missing), each file replaced
+    /// atomically so a reader never sees half a report.
+    /// - Returns: the files written, `report.json` first.
+    @discardableResult
+    public func write(_ report: RunReport, to directory: URL) throws(ReportWriterError) -> [URL] {
+        try Self.prepare(directory)
+        let jsonData: Data
+        do {
+            jsonData = try json.encode(report)
+        } catch {
+            throw ReportWriterError(path: directory.appendingPathComponent(JSONReportWriter.fileName).path,
+                                    problem: .encoding("\(error)"))
+        }
+        let files = [
+            (directory.appendingPathComponent(JSONReportWriter.fileName), jsonData),
+            (directory.appendingPathComponent(JUnitWriter.fileName), junit.encode(report)),
+        ]
+        for (url, data) in files {
+            do {
+                try data.write(to: url, options: .atomic)
+            } catch {
+                throw ReportWriterError(path: url.path, problem: Self.problem(at: url.path, error: error))
+            }
+        }
+        return files.map(\.0)
+    }
+
+    /// Creates the directory, or says precisely why it cannot be used.
+    private static func prepare(_ directory: URL) throws(ReportWriterError) {
+        let fm = FileManager.default
+        let path = directory.path
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw ReportWriterError(path: path, problem: .notADirectory(path)) }
+            guard fm.isWritableFile(atPath: path) else {
+                throw ReportWriterError(path: path, problem: .permissionDenied(path))
+            }
+            return
+        }
+        // The nearest existing ancestor is where creation fails; naming it tells the user what to fix.
+        var ancestor = directory.deletingLastPathComponent()
+        while !fm.fileExists(atPath: ancestor.path, isDirectory: &isDirectory), ancestor.path != "/" {
+            ancestor = ancestor.deletingLastPathComponent()
+        }
+        if fm.fileExists(atPath: ancestor.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw ReportWriterError(path: path, problem: .notADirectory(ancestor.path))
+        }
+        do {
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ReportWriterError(path: path, problem: problem(at: ancestor.path, error: error))
+        }
+    }
+
+    private static func problem(at path: String, error: any Error) -> ReportWriterError.Problem {
+        let ns = error as NSError
+        let posix = (ns.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
+            $0.domain == NSPOSIXErrorDomain ? Int32($0.code) : nil
+        }
+        switch posix {
+        case EACCES, EPERM: return .permissionDenied(path)
+        case EROFS: return .readOnlyFileSystem(path)
+        case ENOSPC, EDQUOT: return .noSpace(path)
+        default:
+            if ns.domain == NSCocoaErrorDomain, ns.code == NSFileWriteNoPermissionError {
+                return .permissionDenied(path)
+            }
+            return .other(JSONReportWriter.describeIOError(error))
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import FanoutCore
+
+// Facts derived from the model that every writer needs worded the same way: which attempt decided an outcome, what
+// the headline message of a failure is, why a test did not run. Kept here so JUnit and the console never disagree.
+
+extension Attempt {
+    /// The issues that failed the attempt (known issues and warnings excluded).
+    var failingIssues: [Issue] { issues.filter(\.isFailure) }
+}
+
+extension TestResult {
+    /// The attempt that decided the outcome (the last one), if the test ran at all.
+    var decidingAttempt: Attempt? { attempts.last }
+
+    /// Attempts before the deciding one that failed, crashed or timed out: the flakes of a flaky test, or the
+    /// earlier tries of a test that failed every time.
+    /// Numbered from 1 like the attempts a person counts.
+    var earlierFailedAttempts: [(number: Int, attempt: Attempt)] {
+        attempts.dropLast().enumerated().filter { $0.element.outcome.isFailure }.map { ($0.offset + 1, $0.element) }
+    }
+
+    /// Every result that needs a person's attention: `Outcome.isFailure` plus not-run (exit code 3, not 1, but a
+    /// test that never ran is still a hole in the run).
+    var needsAttention: Bool { outcome.isFailure || outcome == .notRun }
+
+    /// The skip reason of a skipped test.
+    var skipReason: String? { decidingAttempt?.skipReason }
+}
+
+enum ReportFacts {
+    /// The one-line message for a failed, crashed, timed-out or not-run attempt.
+    static func headline(of attempt: Attempt?, outcome: Outcome, unit: UnitReport?) -> String {
+        let issues = attempt?.failingIssues ?? []
+        switch outcome {
+        case .crashed:
+            if let crash = issues.first(where: { $0.kind == .crash }) { return crash.message }
+            return "crashed" + (unit.map { " (unit ended: \($0.ending))" } ?? "")
+        case .timedOut:
+            if let timeout = issues.first(where: { $0.kind == .timeout }) { return timeout.message }
+            return "timed out" + (unit.map { " (unit ended: \($0.ending))" } ?? "")
+        case .notRun:
+            return notRunReason(attempt, unit: unit)
+        default:
+            return issues.first?.message ?? attempt?.issues.first?.message ?? "failed (no issue was reported)"
+        }
+    }
+
+    /// Why a test did not run. Core carries the reason in the last attempt's `skipReason` (an attempt whose unit was
+    /// lost), else in an issue, else the unit's ending says it.
+    static func notRunReason(_ attempt: Attempt?, unit: UnitReport?) -> String {
+        if let reason = attempt?.skipReason, !reason.isEmpty { return reason }
+        if let message = attempt?.issues.first?.message { return message }
+        if let unit { return "not run (unit \(unit.id) ended: \(unit.ending))" }
+        return "not run"
+    }
+
+    /// The JUnit-style `type` of a failure: the kind of its first failing issue.
+    static func failureType(of attempt: Attempt?) -> String {
+        (attempt?.failingIssues.first ?? attempt?.issues.first)?.kind.rawValue ?? Issue.Kind.other.rawValue
+    }
+
+    /// `file:line: message`, or just the message when the issue has no location. Known issues are marked, since they
+    /// appear next to real failures.
+    static func line(for issue: Issue) -> String {
+        let prefix = issue.isFailure ? "" : "(known issue) "
+        guard let location = issue.location else { return prefix + issue.message }
+        return "\(prefix)\(location): \(issue.message)"
+    }
+
+    /// The last `count` lines of a text, without trailing blank lines.
+    static func tail(_ text: String, lines count: Int) -> (lines: [Substring], omitted: Int) {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        while let last = lines.last, last.allSatisfy(\.isWhitespace) { lines.removeLast() }
+        let kept = lines.suffix(max(0, count))
+        return (Array(kept), lines.count - kept.count)
+    }
+}

@@ -1,0 +1,55 @@
+import Testing
+@testable import FanoutCore
+
+@Suite struct EstimatorTests {
+    let suite = TestSuite(id: SuiteID(module: "M", name: "C"), framework: .xctest, tests: ["a", "b", "c", "d"])
+
+    @Test func emptyHistoryUsesTestCountTimesNominal() {
+        let (e, source) = Estimator().estimate(suite, history: .empty("local"))
+        #expect(abs(e - 0.4) < 1e-9)
+        #expect(source == .noHistory(secondsPerTest: 0.1))
+    }
+
+    @Test func partialHistoryUsesMeanSecondsPerTestOfTheDestination() {
+        let history = TimingHistory(destination: "local", secondsPerTest: 0.25)
+        let (e, source) = Estimator().estimate(suite, history: history)
+        #expect(abs(e - 1.0) < 1e-9)
+        #expect(source == .testCount(secondsPerTest: 0.25))
+    }
+
+    @Test func fullHistoryUsesTheRollingPercentile() {
+        let samples = [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10].map { ClassSample(duration: $0, testCount: 4) }
+        let history = TimingHistory(destination: "local", classes: [suite.id: samples], secondsPerTest: 0.01)
+        let (e, source) = Estimator(percentile: 0.8).estimate(suite, history: history)
+        #expect(abs(e - 8.2) < 1e-9) // type-7 percentile of 1…10 at 0.8
+        #expect(source == .history(samples: 10))
+    }
+
+    @Test func onlyTheNewestWindowCounts() {
+        // Newest first: the last three runs were slow, the older ones fast.
+        let samples = [10.0, 10, 10, 1, 1, 1, 1, 1].map { ClassSample(duration: $0, testCount: 4) }
+        let history = TimingHistory(destination: "local", classes: [suite.id: samples])
+        let (e, source) = Estimator(percentile: 0.5, window: 3).estimate(suite, history: history)
+        #expect(e == 10)
+        #expect(source == .history(samples: 3))
+    }
+
+    @Test func samplesScaleToTodaysTestCount() {
+        let history = TimingHistory(destination: "local", classes: [suite.id: [ClassSample(duration: 2, testCount: 2)]])
+        let (e, _) = Estimator().estimate(suite, history: history)
+        #expect(e == 4)
+    }
+
+    @Test func neverZero() {
+        let history = TimingHistory(destination: "local", classes: [suite.id: [ClassSample(duration: 0, testCount: 4)]])
+        #expect(Estimator().estimate(suite, history: history).0 > 0)
+    }
+
+    @Test func percentileEdges() {
+        #expect(Estimator.percentile([], 0.8) == 0)
+        #expect(Estimator.percentile([3], 0.8) == 3)
+        #expect(Estimator.percentile([1, 2], 1) == 2)
+        #expect(Estimator.percentile([1, 2], 0) == 1)
+        #expect(Estimator.percentile([2, 1], 0.5) == 1.5)
+    }
+}

@@ -1,0 +1,130 @@
+import Testing
+@testable import FanoutCore
+
+@Suite struct SchedulerTests {
+    @Test func lowerBoundIsWorkOverSlotsOrLongest() {
+        #expect(Scheduler.lowerBound(work: 40, longest: 5, slots: 4) == 10)
+        #expect(Scheduler.lowerBound(work: 40, longest: 15, slots: 4) == 15)
+        #expect(Scheduler.lowerBound(work: 0, longest: 0, slots: 4) == 0)
+    }
+
+    @Test func longestEstimateGoesFirst() {
+        var s = Scheduler(items: [item("M", "Small", 1), item("M", "Big", 9), item("M", "Mid", 4)],
+                          options: SchedulerOptions(slots: 3, overhead: 0))
+        #expect(s.next(now: 0)?.items.first?.suite.name == "Big")
+        #expect(s.next(now: 0)?.items.first?.suite.name == "Mid")
+        #expect(s.next(now: 0)?.items.first?.suite.name == "Small")
+        #expect(s.next(now: 0) == nil)
+        #expect(s.isEmpty)
+    }
+
+    @Test func everyItemIsHandedOutExactlyOnce() {
+        var rng = SeededRandom(7)
+        let items = (0..<500).map { item("M", "C\($0)", Double.random(in: 0.01...3, using: &rng)) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 8, overhead: 0.015))
+        let (_, units) = simulate(&s)
+        let handed = units.flatMap(\.items).map(\.suite)
+        #expect(handed.count == 500)
+        #expect(Set(handed).count == 500)
+    }
+
+    @Test func skewedSuiteEndsNearTheLowerBound() {
+        // A few long classes and many short ones, like a real suite.
+        var rng = SeededRandom(42)
+        var items = [8.0, 6.5, 5, 4, 3].enumerated().map { item("M", "Long\($0.offset)", $0.element) }
+        items += (0..<45).map { item("M", "Short\($0)", Double.random(in: 0.05...0.5, using: &rng)) }
+        for slots in [2, 4, 8] {
+            var s = Scheduler(items: items, options: SchedulerOptions(slots: slots, overhead: 0.015))
+            let plan = s.plan()
+            let (makespan, _) = simulate(&s)
+            #expect(makespan <= plan.lowerBound * 1.10 + 0.1, "slots \(slots): \(makespan) vs LB \(plan.lowerBound)")
+            #expect(abs(plan.predictedMakespan - makespan) < 1e-9, "the plan predicts what the virtual run does")
+        }
+    }
+
+    @Test func uniformSuiteIsBalanced() {
+        let items = (0..<64).map { item("M", "C\($0)", 1.0) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 8, overhead: 0))
+        let (makespan, _) = simulate(&s)
+        #expect(makespan == 8)
+    }
+
+    @Test func smallClassesArePackedIntoBatchesThatShrink() {
+        let items = (0..<200).map { item("M", "C\($0)", 0.05) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 4, overhead: 0.02))
+        let (_, units) = simulate(&s)
+        #expect(units.count < 200 / 2, "batching must pay the start-up cost far less than once per class")
+        let sizes = units.map(\.items.count)
+        #expect(sizes.first! > sizes.last!, "batches shrink as the queue drains: \(sizes)")
+        #expect(sizes.last == 1)
+    }
+
+    @Test func noBatchPushesItsSlotPastThePredictedEnd() {
+        var rng = SeededRandom(3)
+        let items = (0..<300).map { item("M", "C\($0)", Double.random(in: 0.01...1, using: &rng)) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 4, overhead: 0.02))
+        let predictedEnd = s.predictedEnd
+        var free = Array(repeating: 0.0, count: 4)
+        while let slot = free.indices.min(by: { free[$0] < free[$1] }), let unit = s.next(now: free[slot]) {
+            let end = free[slot] + 0.02 + unit.estimate
+            if unit.items.count > 1 { #expect(end <= predictedEnd + 1e-9) }
+            free[slot] = end
+        }
+    }
+
+    @Test func sameNamedClassesOfDifferentModulesNeverShareAUnit() {
+        var items = (0..<20).map { item("A", "C\($0)", 0.01) }
+        items += (0..<20).map { item("B", "C\($0)", 0.01) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 1, overhead: 0.5))
+        let (_, units) = simulate(&s)
+        for unit in units {
+            let names = unit.items.map(\.suite.name)
+            #expect(Set(names).count == names.count, "unit \(unit.id) mixes same-named classes: \(unit.items.map(\.suite))")
+        }
+        #expect(units.flatMap(\.items).count == 40)
+    }
+
+    @Test func swiftTestingSuitesMayShareNamesAcrossModulesButNotFrameworks() {
+        let a = item("A", "S", 1, framework: .swiftTesting)
+        let b = item("B", "S", 1, framework: .swiftTesting)
+        let x = item("C", "X", 1, framework: .xctest)
+        #expect(Scheduler.canShareUnit(a, b))
+        #expect(!Scheduler.canShareUnit(a, x))
+        #expect(!Scheduler.canShareUnit(item("A", "S", 1), item("B", "S", 1)))
+        #expect(!Scheduler.canShareUnit(item("A", "S", 1, destination: "d1"), item("A", "T", 1, destination: "d2")))
+    }
+
+    @Test func requeuedWorkIsHandedOutAgainLongestFirst() {
+        var s = Scheduler(items: [item("M", "A", 5), item("M", "B", 1)], options: SchedulerOptions(slots: 2, overhead: 0))
+        let first = s.next(now: 0)!
+        #expect(first.items[0].suite.name == "A")
+        var rest = first.items[0]
+        rest.tests = ["t2"]
+        rest.isWholeSuite = false
+        rest.estimate = 3
+        s.requeue([rest])
+        #expect(s.pendingCount == 2)
+        let next = s.next(now: 1)!
+        #expect(next.items[0].suite.name == "A" && next.items[0].tests == ["t2"])
+        #expect(s.next(now: 1)?.items[0].suite.name == "B")
+        #expect(s.isEmpty)
+    }
+
+    @Test func acceptsRestrictsWhatASlotTakes() {
+        var s = Scheduler(items: [item("M", "A", 5, destination: "linux"), item("M", "B", 1, destination: "mac")],
+                          options: SchedulerOptions(slots: 2, overhead: 0))
+        let unit = s.next(now: 0) { $0.destination == "mac" }
+        #expect(unit?.destination == "mac")
+        #expect(s.next(now: 0) { $0.destination == "mac" } == nil)
+        #expect(s.next(now: 0)?.destination == "linux")
+    }
+
+    @Test func whenEstimatesAreWrongThePullQueueStillBalances() {
+        // The estimates say all equal; in truth one in ten is 5× longer. A pull queue adapts, static shards cannot.
+        let items = (0..<80).map { item("M", "C\($0)", 1) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 8, overhead: 0))
+        let (makespan, _) = simulate(&s) { $0.suite.name.hasSuffix("0") ? 5 : 1 }
+        let work = 72.0 + 8 * 5
+        #expect(makespan <= Scheduler.lowerBound(work: work, longest: 5, slots: 8) * 1.5)
+    }
+}

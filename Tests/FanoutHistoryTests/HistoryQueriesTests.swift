@@ -1,0 +1,120 @@
+import FanoutCore
+@testable import FanoutHistory
+import Foundation
+import Testing
+
+@Suite("Queries behind `fanout history show`")
+struct HistoryQueriesTests {
+    let login = SuiteID(module: "AppTests", name: "LoginTests")
+
+    @Test func recentRunsNewestFirstWithCountsAndTimes() throws {
+        let store = try HistoryStore.inMemory()
+        var first = ReportBuilder("first", minute: 0)
+        first.addClass("LoginTests", tests: 3, actual: 1)
+        var second = ReportBuilder("second", minute: 5)
+        second.addClass("LoginTests", tests: 2, actual: 1, outcome: .failed)
+        second.addClass("CartTests", tests: 1, actual: 1, outcome: .skipped)
+        try store.record(second.build(exitCode: 1))
+        try store.record(first.build())
+
+        let runs = try store.recentRuns(limit: 10)
+        #expect(runs.map(\.runID) == ["second", "first"])
+        let newest = try #require(runs.first)
+        #expect(newest.counts == Counts([.failed, .failed, .skipped]))
+        #expect(newest.exitCode == 1)
+        #expect(newest.startedAt == second.startedAt)
+        #expect(newest.destinations == ["local"])
+        #expect(newest.wall == 25 && newest.makespan == 18 && newest.lowerBound == 15)
+        #expect(newest.efficiency == 1.2)
+        #expect(try store.recentRuns(limit: 1).map(\.runID) == ["second"])
+    }
+
+    @Test func classStatsGivePercentilesOfCountedRuns() throws {
+        let store = try HistoryStore.inMemory()
+        for (minute, seconds) in [1.0, 2, 3, 4, 5].enumerated() {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            run.addClass("LoginTests", tests: 2 + minute, actual: seconds)
+            run.addClass("CartTests", actual: 0.5)
+            run.addClass("LoginTests", actual: 100, destination: "other")
+            try store.record(run.build())
+        }
+        var crashed = ReportBuilder("crashed", minute: 9)
+        crashed.addClass("LoginTests", actual: 50, outcome: .crashed)
+        try store.record(crashed.build())
+
+        let stats = try store.classStats(destination: "local")
+        #expect(stats.map(\.suite.name) == ["LoginTests", "CartTests"])  // slowest first
+        let stat = try #require(stats.first)
+        #expect(stat.runs == 5)
+        #expect(stat.last == 5)
+        #expect(stat.p50 == 3)
+        #expect(stat.p80 == 4.2)
+        #expect(stat.max == 5)
+        #expect(stat.testCount == 6)
+
+        #expect(try store.classStats(destination: "local", window: 2).first?.p50 == 4.5)
+        #expect(try store.classStats(destination: "local", limit: 1).count == 1)
+        let everywhere = try store.classStats(destination: nil)
+        #expect(everywhere.map(\.destination) == ["other", "local", "local"])
+    }
+
+    @Test func flakyTestsCountRunsWhereATestFailedThenPassed() throws {
+        let store = try HistoryStore.inMemory()
+        let shaky = TestID(suite: login, name: "testShaky")
+        let steady = TestID(suite: login, name: "testSteady")
+        let plan: [(Outcome, [(Outcome, Double)])] = [
+            (.flaky, [(.failed, 1), (.passed, 1)]),
+            (.passed, [(.passed, 1)]),
+            (.flaky, [(.failed, 1), (.failed, 1), (.passed, 1)]),
+            (.passed, [(.passed, 1)]),
+        ]
+        for (minute, (outcome, attempts)) in plan.enumerated() {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            run.addTest(shaky, outcome: outcome, attempts: attempts)
+            run.addTest(steady, outcome: .passed, attempts: [(.passed, 1)])
+            try store.record(run.build())
+        }
+
+        let all = try store.flakyTests(runs: 10)
+        #expect(all == [FlakyStat(test: shaky, destination: "local", runs: 4, flakyRuns: 2, attempts: 7)])
+        #expect(all.first?.rate == 0.5)
+        // The newest two runs hold one flaky run of two.
+        #expect(try store.flakyTests(runs: 2).first?.flakyRuns == 1)
+        #expect(try store.flakyTests(runs: 1).isEmpty)
+    }
+
+    @Test func measurementsRoundTrip() throws {
+        let store = try HistoryStore.inMemory()
+        let test = TestID(suite: login, name: "testMeasureLogin")
+        for minute in 0..<3 {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            run.addMeasurement(test, values: [0.1, 0.2, Double(minute)])
+            try store.record(run.build())
+        }
+        let past = try store.measurements(of: test, destination: "local", limit: 2)
+        #expect(past.map(\.runID) == ["run-2", "run-1"])
+        let newest = try #require(past.first)
+        #expect(newest.measurement.values == [0.1, 0.2, 2])
+        #expect(newest.measurement.identifier == "org.swift.XCTPerformanceMetric_WallClockTime")
+        #expect(newest.measurement.maxPercentRelativeStandardDeviation == 10)
+        #expect(newest.measurement.test == test)
+        #expect(try store.measurements(of: test, destination: "elsewhere").isEmpty)
+    }
+
+    @Test(arguments: [
+        ([5.0], 0.8, 5.0),
+        ([1.0, 2, 3, 4, 5], 0.5, 3.0),
+        ([1.0, 2, 3, 4, 5], 0.8, 4.2),
+        ([4.0, 1], 0.5, 2.5),
+        ([1.0, 2, 3], 1.0, 3.0),
+        ([1.0, 2, 3], 0.0, 1.0),
+    ])
+    func percentileInterpolatesBetweenRanks(values: [Double], fraction: Double, expected: Double) {
+        let result = percentile(values, fraction) ?? .nan
+        #expect(abs(result - expected) < 1e-9)
+    }
+
+    @Test func percentileOfNothingIsNil() {
+        #expect(percentile([], 0.5) == nil)
+    }
+}

@@ -1,0 +1,189 @@
+import FanoutCore
+@testable import FanoutHistory
+import Foundation
+import Testing
+
+@Suite("Opening history files: fresh, existing, corrupt, truncated, unusable")
+struct HistoryStoreOpeningTests {
+    /// 2027-01-15 08:00:00 UTC; the aside name is checked against the store's own formatting of it.
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func createsFoldersAndReportsSchemaVersion() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("deep/inside/.fanout/history.sqlite")
+
+        let (store, warnings) = try HistoryStore.open(at: path)
+        #expect(warnings.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(HistoryStore.currentSchemaVersion == 1)
+        #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
+        #expect(try HistoryStore.inMemory().schemaVersion() == HistoryStore.currentSchemaVersion)
+    }
+
+    @Test func reopeningKeepsRecordedRuns() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        do {
+            let (store, _) = try HistoryStore.open(at: path)
+            var run = ReportBuilder("run-1", minute: 0)
+            run.addClass("LoginTests", actual: 2.5)
+            try store.record(run.build())
+        }
+        let (store, warnings) = try HistoryStore.open(at: path)
+        #expect(warnings.isEmpty)
+        #expect(try store.recentRuns(limit: 5).map(\.runID) == ["run-1"])
+        #expect(try store.timingHistory(destination: "local").classes.values.first?.first?.duration == 2.5)
+    }
+
+    @Test func emptyFileIsAFreshHistoryWithoutWarning() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+
+        let (store, warnings) = try HistoryStore.open(at: path, now: now)
+        #expect(warnings.isEmpty)
+        #expect(try folder.files() == ["history.sqlite"])
+        try expectWorking(store)
+    }
+
+    @Test func garbageFileIsMovedAsideAndAFreshStoreWorks() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+
+        let (store, warnings) = try HistoryStore.open(at: path, now: now)
+        let aside = "\(path).corrupt-\(HistoryStore.timestamp(now))"
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains(aside) == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: aside)) == garbage)  // moved intact, never deleted
+        try expectWorking(store)
+    }
+
+    @Test func truncatedDatabaseIsMovedAside() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        try writeRealHistory(at: path, runs: 40)
+        let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(size > 8 * 4096)
+        try truncate(path, to: size / 2)
+
+        let (store, warnings) = try HistoryStore.open(at: path, now: now)
+        #expect(warnings.count == 1)
+        #expect(try folder.files().contains("history.sqlite.corrupt-\(HistoryStore.timestamp(now))"))
+        try expectWorking(store)
+    }
+
+    @Test func databaseCutInsideItsHeaderIsMovedAside() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        try writeRealHistory(at: path, runs: 2)
+        try truncate(path, to: 50)
+
+        let (store, warnings) = try HistoryStore.open(at: path, now: now)
+        #expect(warnings.count == 1)
+        try expectWorking(store)
+    }
+
+    @Test func secondCorruptionOnTheSameSecondGetsItsOwnName() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        for _ in 0..<2 {
+            try Data("not a database at all".utf8).write(to: URL(fileURLWithPath: path))
+            _ = try HistoryStore.open(at: path, now: now)
+        }
+        let stamp = HistoryStore.timestamp(now)
+        #expect(try folder.files() == [
+            "history.sqlite", "history.sqlite.corrupt-\(stamp)", "history.sqlite.corrupt-\(stamp)-2",
+        ])
+    }
+
+    /// Journal files beside a file that is not a database must not be replayed into the fresh one: SQLite drops
+    /// invalid ones itself, and the store moves any it leaves along with the file.
+    @Test func strayJournalFilesDoNotReachTheFreshStore() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: path))
+        for suffix in ["-journal", "-wal", "-shm"] {
+            try Data("stray \(suffix) of the garbage".utf8).write(to: URL(fileURLWithPath: path + suffix))
+        }
+
+        let (store, warnings) = try HistoryStore.open(at: path, now: now)
+        #expect(warnings.count == 1)
+        #expect(try folder.files().filter { $0.hasPrefix("history.sqlite-") } == [])
+        try expectWorking(store)
+    }
+
+    @Test func folderThatCannotBeCreatedIsATypedError() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // A regular file where the folder should be: fails the same way for root and for ordinary users.
+        let blocker = folder.path("not-a-folder")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+
+        let error = #expect(throws: HistoryError.self) {
+            _ = try HistoryStore.open(at: blocker + "/history.sqlite")
+        }
+        guard case .folderUnavailable(let path, _) = error else {
+            Issue.record("expected folderUnavailable, got \(String(describing: error))")
+            return
+        }
+        #expect(path == blocker)
+        #expect(error?.description.contains("Make the folder writable") == true)
+    }
+
+    @Test func historyFromANewerFanoutIsRefusedAndLeftAlone() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        do {
+            let (store, _) = try HistoryStore.open(at: path)
+            try store.write("fake a newer schema") { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')")
+            }
+        }
+        #expect(throws: HistoryError.newerSchema(path: path, unknownMigrations: ["v99"])) {
+            _ = try HistoryStore.open(at: path)
+        }
+        #expect(try folder.files() == ["history.sqlite"])
+    }
+
+    @Test func asideTimestampIsDigitsOfTheLocalClock() {
+        let utc = TimeZone(identifier: "UTC") ?? .current
+        #expect(HistoryStore.timestamp(Date(timeIntervalSince1970: 1_704_164_645), timeZone: utc) == "20240102-030405")
+    }
+
+    // MARK: - Helpers
+
+    private func writeRealHistory(at path: String, runs: Int) throws {
+        let (store, _) = try HistoryStore.open(at: path)
+        for minute in 0..<runs {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            for index in 0..<10 { run.addClass("Class\(index)", tests: 5, actual: Double(index)) }
+            try store.record(run.build())
+        }
+    }
+
+    private func truncate(_ path: String, to size: Int) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(size))
+        try handle.close()
+    }
+
+    private func expectWorking(_ store: HistoryStore) throws {
+        #expect(try store.recentRuns(limit: 10).isEmpty)
+        var run = ReportBuilder("after", minute: 0)
+        run.addClass("LoginTests", actual: 1.5)
+        try store.record(run.build())
+        #expect(try store.timingHistory(destination: "local").classes.count == 1)
+        #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
+    }
+}

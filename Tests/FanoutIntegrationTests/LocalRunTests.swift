@@ -1,0 +1,146 @@
+import FanoutAgents
+import FanoutCoordinator
+import FanoutCore
+import FanoutRunners
+import Foundation
+import Testing
+
+/// The whole job on one machine, against the real demo suite (a real package, built by scripts/test.sh).
+@Suite(.serialized) struct LocalRunTests {
+    @Test func wholeSuiteRunsGreenAndEveryTestIsReportedOnce() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let outcome = try await Coordinator(settings: demoSettings(bundle: bundle, dir: dir)).run()
+        let report = outcome.report
+        #expect(outcome.exitCode == .success)
+        #expect(report.results.count >= 200)
+        let ids = report.results.map { "\($0.destination)|\($0.id)" }
+        #expect(Set(ids).count == ids.count, "every test exactly once")
+        // What discovery found is exactly what was reported.
+        let catalog = try await Discovery().catalog(of: TestProduct(binary: bundle), destination: .local)
+        #expect(Set(report.results.map(\.id)) == Set(catalog.suites.flatMap(\.testIDs)))
+        #expect(report.counts.failures == 0 && report.counts.notRun == 0)
+        #expect(report.counts.skipped >= 2, "XCTSkip and Swift Testing skips are skips, with their reason")
+        let skip = report.results.first { $0.outcome == .skipped && $0.framework == .xctest }
+        #expect(skip?.attempts.last?.skipReason?.isEmpty == false)
+        let measured = report.measurements.first
+        #expect(measured?.measurement.values.count == 10)
+        #expect(report.results.contains { $0.framework == .swiftTesting && $0.outcome == .passed })
+        // Both same-named classes ran, each under its own module.
+        #expect(report.result("DemoKitTests.SharedNameTests/testSharedStrings")?.outcome == .passed)
+        #expect(report.result("IntegrationTests.SharedNameTests/testSharedStore")?.outcome == .passed)
+        #expect(report.result("IntegrationTests.SharedNameTests/testSharedStrings") == nil)
+        // Files.
+        #expect(outcome.files.contains { $0.hasSuffix("report.json") })
+        #expect(outcome.files.contains { $0.hasSuffix("junit.xml") })
+        #expect(report.timing.efficiency >= 1 - 1e-9 || report.timing.lowerBound == 0)
+    }
+
+    @Test func secondRunPlansFromHistory() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let settings = demoSettings(bundle: bundle, dir: dir, filters: ["^DemoKitTests\\.(Arithmetic|Prime|LRUCache)Tests$"])
+        let first = try await Coordinator(settings: settings).run().report
+        #expect(first.classes.allSatisfy { $0.estimateSource.hasPrefix("no history") })
+        let second = try await Coordinator(settings: settings).run().report
+        #expect(second.classes.count == 3)
+        for c in second.classes {
+            #expect(c.estimateSource.hasPrefix("history"), "\(c.suite): \(c.estimateSource)")
+            let before = try #require(first.classes.first { $0.suite == c.suite }?.actual)
+            #expect(abs(c.estimate - before) < 1e-6, "estimate = the one past run's time")
+        }
+    }
+
+    @Test func crashReportsTheTestOnceWithBacktraceAndRunsTheRestOfItsClass() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let settings = demoSettings(bundle: bundle, dir: dir, filters: ["WorkerPoolTests", "GCDTests"],
+                                    env: ["DEMO_CRASH": "1"], slots: 1)
+        let outcome = try await Coordinator(settings: settings).run()
+        let report = outcome.report
+        #expect(outcome.exitCode == .testFailures)
+        let crashed = try #require(report.result("IntegrationTests.WorkerPoolTests/testEnqueueRespectsPriority"))
+        #expect(crashed.outcome == .crashed)
+        #expect(crashed.attempts.count == 1)
+        #expect(crashed.attempts[0].issues.contains { $0.kind == .crash })
+        #expect(crashed.attempts[0].diagnostics?.contains("deliberate crash") == true, "the backtrace tail is attached")
+        let rest = report.results.filter { $0.id.suite.name == "WorkerPoolTests" && $0.id != crashed.id }
+        #expect(rest.count >= 3)
+        #expect(rest.allSatisfy { $0.outcome == .passed }, "the rest of the class ran in a unit of its own")
+        #expect(report.results.filter { $0.id.suite.name == "GCDTests" }.allSatisfy { $0.outcome == .passed })
+        let ids = report.results.map(\.id)
+        #expect(Set(ids).count == ids.count)
+        #expect(report.units.count >= 2, "the leftovers ran in another unit")
+        #expect(report.classes.first { $0.suite.name == "WorkerPoolTests" }?.timingIsComplete == false)
+    }
+
+    @Test func failuresCarryTheirPlaceAndMessage() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let settings = demoSettings(bundle: bundle, dir: dir,
+                                    filters: ["ArithmeticTests", "ConfigLoadingTests", "AsyncLoaderTests", "MathSuite"],
+                                    env: ["DEMO_FAIL": "1", "DEMO_THROW": "1", "DEMO_EXPECTATION_TIMEOUT": "1", "DEMO_ST_FAIL": "1"])
+        let outcome = try await Coordinator(settings: settings).run()
+        #expect(outcome.exitCode == .testFailures)
+        let r = outcome.report
+        let assertion = try #require(r.result("DemoKitTests.ArithmeticTests/testMultiply"))
+        #expect(assertion.outcome == .failed)
+        #expect(assertion.issues.first?.location?.file.hasSuffix("ArithmeticTests.swift") == true)
+        #expect(assertion.issues.first?.message.contains("deliberate failure") == true)
+        let thrown = try #require(r.result("IntegrationTests.ConfigLoadingTests/testLoadFromEnvironment"))
+        #expect(thrown.outcome == .failed && thrown.issues.first?.kind == .thrown)
+        let expectation = r.results.first { $0.id.suite.name == "AsyncLoaderTests" && $0.outcome == .failed }
+        #expect(expectation?.issues.first?.kind == .expectationTimeout)
+        let st = r.results.first { $0.framework == .swiftTesting && $0.outcome == .failed }
+        #expect(st?.issues.first?.location?.line ?? 0 > 0)
+    }
+
+    @Test func hangIsKilledAtTheTimeoutAndTheRestIsRequeued() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        var settings = demoSettings(bundle: bundle, dir: dir, filters: ["SessionTimeoutTests"], env: ["DEMO_HANG": "1"],
+                                    slots: 1)
+        settings.minimumTimeout = 3
+        let outcome = try await Coordinator(settings: settings).run()
+        let r = outcome.report
+        #expect(outcome.exitCode == .testFailures)
+        let hung = try #require(r.result("IntegrationTests.SessionTimeoutTests/testIdleSessionExpires"))
+        #expect(hung.outcome == .timedOut)
+        #expect(hung.issues.contains { $0.kind == .timeout })
+        #expect(r.results.filter { $0.id.suite.name == "SessionTimeoutTests" && $0.outcome == .passed }.count == 2)
+        #expect(r.units.first?.ending.contains("timed out") == true)
+    }
+
+    @Test func aUnitThatSelectsZeroTestsIsAnError() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        // A class that discovery never saw (a stale catalog, a typo): the binary runs nothing and exits 0.
+        let ghost = WorkItem(suite: SuiteID(module: "DemoKitTests", name: "NoSuchTests"), framework: .xctest,
+                             destination: "local", tests: ["testA"], isWholeSuite: true, estimate: 1,
+                             source: .noHistory(secondsPerTest: 0.1))
+        let unit = WorkUnit(id: 1, items: [ghost])
+        let command = try XCTestRunner().command(for: unit, binary: bundle, destination: .local)
+        var parser = XCTestRunner().makeParser(for: unit)
+        var collector = UnitCollector(unit: unit, agent: "local")
+        let (ending, out, _) = await LocalTransport(slots: 1).capture(command)
+        #expect(ending == .exited(0), "XCTest exits 0 when nothing matched")
+        collector.consume(parser.consume(stdout: out) + parser.finish())
+        let result = collector.finish(ending, diagnostics: "")
+        #expect(result.problem?.contains("zero tests") == true)
+        #expect(result.missing.map(\.description) == ["DemoKitTests.NoSuchTests/testA"])
+    }
+
+    @Test func corruptHistoryIsMovedAsideAndTheRunGoesOn() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let settings = demoSettings(bundle: bundle, dir: dir, filters: ["^DemoKitTests\\.GCDTests$"])
+        try Data("this is not a database, it is garbage \u{0}\u{1}\u{2}".utf8).write(to: URL(fileURLWithPath: settings.historyPath))
+        let outcome = try await Coordinator(settings: settings).run()
+        #expect(outcome.exitCode == .success)
+        #expect(outcome.report.warnings.contains { $0.contains("corrupt") || $0.contains("moved") })
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(files.contains { $0.hasPrefix("history.sqlite.corrupt-") })
+        // And the fresh store learned this run.
+        let again = try await Coordinator(settings: settings).run()
+        #expect(again.report.classes.first?.estimateSource.hasPrefix("history") == true)
+    }
+}

@@ -1,0 +1,96 @@
+import FanoutAgents
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Testing
+
+/// The repository root (this file is Tests/FanoutIntegrationTests/Support.swift).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// The demo suite's built test product: from FANOUT_DEMO_BUNDLE (scripts/test.sh builds it), else built once here.
+actor DemoSuite {
+    static let shared = DemoSuite()
+    private var built: String?
+
+    func bundle() async throws -> String {
+        if let built { return built }
+        if let path = ProcessInfo.processInfo.environment["FANOUT_DEMO_BUNDLE"],
+           FileManager.default.isExecutableFile(atPath: path) {
+            built = path
+            return path
+        }
+        let demo = repositoryRoot.appendingPathComponent("Tests/Fixtures/DemoSuite").path
+        let shell = LocalTransport(slots: 1)
+        let swift = "/usr/bin/env"
+        let (ending, _, err) = await shell.capture(Command(executable: swift, arguments: ["swift", "build", "--build-tests", "--package-path", demo]))
+        guard case .exited(0) = ending else {
+            throw TestFailure("building the demo suite failed: \(String(decoding: err, as: UTF8.self))")
+        }
+        let (_, out, _) = await shell.capture(Command(executable: swift, arguments: ["swift", "build", "--build-tests", "--package-path", demo, "--show-bin-path"]))
+        let path = String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) + "/DemoSuitePackageTests.xctest"
+        built = path
+        return path
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A fresh folder under the system's temporary folder, removed when the test ends.
+final class TempDir: Sendable {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "fanout-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// Settings for a run of the demo suite that keeps its history and reports in `dir`.
+func demoSettings(bundle: String, dir: TempDir, filters: [String] = [], env: [String: String] = [:],
+                  slots: Int = 4) -> RunSettings {
+    var s = RunSettings()
+    s.bundlePath = bundle
+    s.filters = filters
+    s.slots = slots
+    s.historyPath = dir.file("history.sqlite")
+    s.reportDirectory = dir.file("report")
+    s.destination = Destination(name: "local", environment: env)
+    return s
+}
+
+extension RunReport {
+    func result(_ id: String) -> TestResult? { results.first { $0.id.description == id } }
+}
+
+/// The `fanout` executable built next to this test bundle.
+func fanoutExecutable() throws -> String {
+    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("fanout").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    let fallback = repositoryRoot.appendingPathComponent(".build/debug/fanout").path
+    guard FileManager.default.isExecutableFile(atPath: fallback) else {
+        throw TestFailure("the fanout executable is not built (swift build --build-tests builds it)")
+    }
+    return fallback
+}
+
+/// Runs the CLI and returns its exit code and output.
+func runCLI(_ args: [String], cwd: String? = nil) async throws -> (Int32, String, String) {
+    let exe = try fanoutExecutable()
+    var command = Command(executable: exe, arguments: args)
+    if let cwd { command = Command(executable: "/bin/sh", arguments: ["-c", "cd \(ShellQuote.quote(cwd)) && exec \(ShellQuote.join([exe] + args))"]) }
+    let (ending, out, err) = await LocalTransport(slots: 1).capture(command, timeout: 300)
+    let code: Int32 = if case .exited(let c) = ending { c } else { -1 }
+    return (code, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+}

@@ -1,0 +1,73 @@
+import Testing
+@testable import FanoutReports
+
+@Suite struct XMLEscapingTests {
+    @Test func escapesTheFiveSpecialCharacters() {
+        #expect(XMLEscaping.text(#"a & b < c > d "e" 'f'"#) == "a &amp; b &lt; c &gt; d &quot;e&quot; &apos;f&apos;")
+        #expect(XMLEscaping.attribute("<&>") == "&lt;&amp;&gt;")
+        #expect(XMLEscaping.text("&amp;") == "&amp;amp;", "already-escaped text is escaped again, not trusted")
+    }
+
+    @Test func whitespaceInAttributesIsWrittenAsReferences() {
+        #expect(XMLEscaping.attribute("a\nb\tc\rd") == "a&#10;b&#9;c&#13;d")
+        #expect(XMLEscaping.text("a\nb\tc\rd") == "a\nb\tc&#13;d")
+    }
+
+    @Test func charactersIllegalInXMLAreReplaced() {
+        // ESC is illegal too, but it starts an escape sequence, which is removed whole (tested below).
+        let illegal = (0x00...0x1F).filter { ![0x09, 0x0A, 0x0D, 0x1B].contains($0) }.compactMap(Unicode.Scalar.init)
+            + ["\u{FFFE}", "\u{FFFF}"]
+        for scalar in illegal {
+            let text = "a" + String(Character(scalar)) + "b"
+            #expect(XMLEscaping.text(text) == "a\u{FFFD}b", "U+\(String(scalar.value, radix: 16))")
+            #expect(XMLEscaping.attribute(text) == "a\u{FFFD}b")
+        }
+    }
+
+    @Test func aLoneEscapeIsRemoved() {
+        #expect(XMLEscaping.text("end\u{1B}") == "end")
+        #expect(XMLEscaping.attribute("a\u{1B}\u{1}") == "a\u{FFFD}")
+    }
+
+    @Test func legalUnicodeIsKept() {
+        let text = "emoji 🚀👩‍💻, CJK 漢字, accents é, private use \u{E000}, DEL \u{7F}, NEL \u{85}, "
+            + "max \u{10FFFF}"
+        #expect(XMLEscaping.text(text) == text)
+    }
+
+    @Test func ansiSequencesAreRemovedBeforeEscaping() {
+        #expect(XMLEscaping.text("\u{1B}[1;31merror\u{1B}[0m: <x>") == "error: &lt;x&gt;")
+    }
+}
+
+@Suite struct TextSanitizerTests {
+    @Test(arguments: [
+        ("\u{1B}[31mred\u{1B}[0m", "red"),
+        ("\u{1B}[38;5;196mcolor256\u{1B}[m", "color256"),
+        ("\u{1B}[38;2;255;0;0mtruecolor\u{1B}[39m", "truecolor"),
+        ("a\u{1B}[2K\u{1B}[1Gb", "ab"),
+        ("\u{1B}[?25lhidden cursor\u{1B}[?25h", "hidden cursor"),
+        ("\u{1B}]8;;https://example.com\u{7}link\u{1B}]8;;\u{1B}\\", "link"),
+        ("\u{1B}]0;window title\u{7}text", "text"),
+        ("\u{1B}(Bcharset", "charset"),
+        ("\u{1B}7saved\u{1B}8", "saved"),
+        ("\u{9B}32mC1 CSI\u{9B}0m", "C1 CSI"),
+        ("lone \u{1B}", "lone "),
+        ("cut \u{1B}[31", "cut "),
+        ("unterminated \u{1B}]8;;http://x\nnext line", "unterminated \nnext line"),
+        ("no escapes at all: [31m is text", "no escapes at all: [31m is text"),
+    ])
+    func stripsANSI(input: String, expected: String) {
+        #expect(TextSanitizer.strippingANSI(input) == expected)
+    }
+
+    @Test func foldsLineEndings() {
+        #expect(TextSanitizer.normalizingNewlines("a\r\nb\rc\n\rd") == "a\nb\nc\n\nd")
+    }
+
+    @Test func terminalSafeLeavesNoControlCharacters() {
+        let safe = TextSanitizer.terminalSafe("\u{1B}[31mx\u{1B}[0m\t\u{7}\u{0}y\r\nz\u{9B}")
+        #expect(safe == "x    \u{FFFD}\u{FFFD}y\nz")
+        #expect(!safe.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+    }
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what Fanout needs on a fresh Debian machine of this kind (Swift is already at /opt/swift).
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+need=()
+command -v swift >/dev/null 2>&1 || { echo "setup: swift is not on PATH (expected a Swift 6 toolchain)" >&2; exit 1; }
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
+command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
+
+if ((${#need[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  echo "setup: installing ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
