@@ -23,8 +23,10 @@ let package = Package(
             "FanoutCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
         .target(name: "FanoutReports", dependencies: ["FanoutCore"], swiftSettings: strict),
+        .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+        .target(name: "FanoutSSH", dependencies: ["CLibSSH2"], swiftSettings: strict),
         .target(name: "FanoutAgents", dependencies: [
-            "FanoutCore", .product(name: "Logging", package: "swift-log"),
+            "FanoutCore", "FanoutSSH", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "FanoutCoordinator", dependencies: [
             "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports", "FanoutAgents",
@@ -39,6 +41,7 @@ let package = Package(
         .testTarget(name: "FanoutCoreTests", dependencies: ["FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutRunnersTests", dependencies: ["FanoutRunners", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutSSHTests", dependencies: ["FanoutSSH"], swiftSettings: strict),
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",

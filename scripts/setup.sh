@@ -7,6 +7,10 @@ need=()
 command -v swift >/dev/null 2>&1 || { echo "setup: swift is not on PATH (expected a Swift 6 toolchain)" >&2; exit 1; }
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
+dpkg -s libssh2-1-dev >/dev/null 2>&1 || need+=(libssh2-1-dev)     # the SSH transport (libssh2 1.10)
+[[ -x /usr/sbin/sshd ]] || need+=(openssh-server)                  # the local fleet of real sshd agents
+command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 
 if ((${#need[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
