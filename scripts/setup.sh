@@ -11,6 +11,7 @@ dpkg -s libssh2-1-dev >/dev/null 2>&1 || need+=(libssh2-1-dev)     # the SSH tra
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)                  # the local fleet of real sshd agents
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/bench.sh arithmetic
 
 if ((${#need[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

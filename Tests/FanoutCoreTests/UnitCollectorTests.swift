@@ -137,3 +137,31 @@ import Testing
         #expect(r.leftovers.flatMap(\.testIDs) == [s.testIDs[2]])
     }
 }
+
+@Suite struct UnitCollectorEndingTests {
+    let a = item("M", "A", 1, tests: 2)
+
+    @Test func nothingMatchedExitSixtyNineIsMissingNotRequeued() {
+        let s = item("M", "S", 1, tests: 2, framework: .swiftTesting)
+        let r = UnitCollector(unit: WorkUnit(id: 1, items: [s]), agent: "local").finish(.exited(69), diagnostics: "")
+        #expect(r.leftovers.isEmpty, "re-queueing a selector that matches nothing would loop forever")
+        #expect(r.missing.count == 2)
+        #expect(r.problem?.contains("zero tests") == true)
+    }
+
+    @Test func crashBeforeAnyTestSpendsTheRequeueBudget() {
+        let r = UnitCollector(unit: WorkUnit(id: 1, items: [a]), agent: "local").finish(.exited(139), diagnostics: "")
+        #expect(r.leftovers.count == 1)
+        #expect(r.leftovers[0].requeues == 1, "no progress: the leftovers are charged")
+    }
+
+    @Test func crashAfterProgressDoesNotSpendTheBudget() {
+        var c = UnitCollector(unit: WorkUnit(id: 1, items: [a]), agent: "local")
+        c.consume(.started(a.testIDs[0]))
+        c.consume(.ended(a.testIDs[0], .passed, duration: 0.1, reason: nil))
+        c.consume(.started(a.testIDs[1]))
+        let r = c.finish(.signaled(6), diagnostics: "")
+        #expect(r.leftovers.isEmpty)
+        #expect(r.attempts[a.testIDs[1]]?.outcome == .crashed)
+    }
+}

@@ -143,4 +143,27 @@ import Testing
         let again = try await Coordinator(settings: settings).run()
         #expect(again.report.classes.first?.estimateSource.hasPrefix("history") == true)
     }
+
+    @Test func aBinaryThatDiesAtStartUpCannotKeepAUnitCycling() async throws {
+        let dir = try TempDir()
+        let binary = dir.file("Broken.xctest")
+        try """
+        #!/bin/sh
+        case "$1" in
+          --dump-tests-json) echo '{"name":"All tests","tests":[{"name":"x.xctest","tests":[{"name":"M.C","tests":[{"name":"testA"},{"name":"testB"}]}]}]}'; exit 0;;
+          --testing-library) exit 0;;
+        esac
+        kill -SEGV $$
+        """.write(toFile: binary, atomically: true, encoding: .utf8)
+        chmod(binary, 0o755)
+        var settings = demoSettings(bundle: binary, dir: dir)
+        settings.slots = 1
+        let outcome = try await Coordinator(settings: settings).run()
+        #expect(outcome.exitCode == .infrastructure)
+        #expect(outcome.report.units.count == 3, "first try plus the budget of 2 re-queues, then it stops")
+        #expect(outcome.report.results.count == 2)
+        #expect(outcome.report.results.allSatisfy { $0.outcome == .notRun })
+        #expect(outcome.report.results[0].issues.first?.message.contains("budget") == true)
+    }
 }
+

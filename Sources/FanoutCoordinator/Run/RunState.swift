@@ -112,11 +112,13 @@ actor RunState {
         let lostAgent: Bool = if case .agentLost = done.ending { true } else { false }
         var back: [WorkItem] = []
         for var item in done.result.leftovers {
-            if lostAgent { item.requeues += 1 }
+            // Each loss of an agent spends the budget, so no unit cycles forever (the collector has already charged
+            // units that ended before finishing any test).
+            if lostAgent, !done.result.attempts.isEmpty { item.requeues += 1 }
             if item.requeues > requeueBudget || isStopping(done.ending) {
                 let why = isStopping(done.ending)
                     ? "the run was interrupted before this test ran"
-                    : "not run: its unit was re-queued \(item.requeues - 1) times after losing its agent (budget \(requeueBudget))"
+                    : "not run: its unit was started \(item.requeues) times without finishing (agent lost or the process died before any test ended; budget \(requeueBudget) re-queues)"
                 for id in item.testIDs {
                     attempts[ResultKey(destination: destination, test: id), default: []].append(Attempt(
                         outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: why)],

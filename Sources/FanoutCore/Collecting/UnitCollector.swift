@@ -104,10 +104,16 @@ public struct UnitCollector: Sendable {
             }
         }
 
+        // Abnormal: the process died or was stopped, so the tests it did not reach may still pass elsewhere.
+        // A normal exit with any status (0, 1, 69 for Swift Testing's "nothing matched") means what it did not run,
+        // it never will: re-queueing it would loop.
         let abnormal: Bool = switch ending {
-        case .exited(let c): ending.crashSignal != nil || (c != 0 && c != 1) || !running.isEmpty
+        case .exited: ending.crashSignal != nil || !running.isEmpty
         case .signaled, .timedOut, .agentLost, .cancelled, .failedToStart: true
         }
+        // A unit that died before finishing a single test made no progress: its leftovers spend the re-queue
+        // budget, so a binary that crashes at start-up cannot cycle forever.
+        let madeProgress = !attempts.isEmpty
 
         var leftovers: [WorkItem] = []
         var missing: [TestID] = []
@@ -121,6 +127,7 @@ public struct UnitCollector: Sendable {
                 rest.tests = notRun
                 rest.isWholeSuite = item.isWholeSuite && notRun.count == item.tests.count
                 rest.estimate = item.estimate * Double(notRun.count) / Double(max(1, item.tests.count))
+                if !madeProgress { rest.requeues += 1 }
                 leftovers.append(rest)
             } else {
                 missing.append(contentsOf: notRun.map { TestID(suite: item.suite, name: $0) })
@@ -132,8 +139,8 @@ public struct UnitCollector: Sendable {
                 problem = "the unit selected zero tests (exit \(code)): the selector matched nothing in the binary"
             } else if !missing.isEmpty {
                 problem = "the test binary did not run \(missing.count) of the \(expected.count) tests it was asked for (exit \(code))"
-            } else if code == 1, !attempts.values.contains(where: { $0.outcome.isFailure }) {
-                problem = "the test process exited 1 although every test passed (a failure outside any test?)"
+            } else if code != 0, !attempts.values.contains(where: { $0.outcome.isFailure }) {
+                problem = "the test process exited \(code) although no test failed (a failure outside any test?)"
             }
         }
 

@@ -33,7 +33,8 @@ public struct SwiftTestingRunner: TestRunner {
         guard unit.testCount > 0 else { throw RunnerError("unit \(unit.id) holds no test: a unit must select at least one") }
         var args = ["--testing-library", "swift-testing"] + destination.arguments
         for filter in Self.filters(for: unit) { args += ["--filter", filter] }
-        args += ["--event-stream-output-path", "/dev/stdout", "--event-stream-version", "0"]
+        // No --event-stream-version: versions 0/1 select the older schema, which lacks `issue.isFailure`.
+        args += ["--event-stream-output-path", "/dev/stdout"]
         var env = SwiftRuntime.environment(for: destination)
         env["NO_COLOR"] = env["NO_COLOR"] ?? "1"
         return Command(executable: binary, arguments: args, environment: env)

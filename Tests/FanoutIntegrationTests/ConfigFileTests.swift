@@ -1,0 +1,50 @@
+import FanoutCoordinator
+import Foundation
+import Testing
+
+@Suite struct ConfigFileTests {
+    @Test func theDocumentedExampleIsValidAndMeansTheDefaults() throws {
+        var settings = RunSettings()
+        try ConfigFile.load(repositoryRoot.appendingPathComponent("config/fanout.example.yml").path, into: &settings)
+        #expect(settings == RunSettings(), "the example documents the defaults: keep them in step")
+    }
+
+    @Test func valuesApplyAndEnvironmentIsInterpolated() throws {
+        var s = RunSettings()
+        try ConfigFile.parse("""
+            slots: 3
+            filter: ["^A\\\\.", "B"]
+            skip: Slow
+            build: { configuration: release, flags: [-Xswiftc, -DCI] }
+            timeout: { factor: 2, minimum: 5 }
+            destination:
+              name: ci
+              environment: { TOKEN: "${SECRET}-x" }
+            """, file: "f.yml", into: &s, environment: ["SECRET": "s3"])
+        #expect(s.slots == 3)
+        #expect(s.filters == ["^A\\.", "B"] && s.skips == ["Slow"])
+        #expect(s.configuration == "release" && s.buildFlags == ["-Xswiftc", "-DCI"])
+        #expect(s.timeoutFactor == 2 && s.minimumTimeout == 5)
+        #expect(s.destination.name == "ci" && s.destination.environment["TOKEN"] == "s3-x")
+    }
+
+    @Test(arguments: [
+        ("slots: two\n", "f.yml:1", "'slots' must be a whole number"),
+        ("a: 1\nslotz: 2\n", "f.yml:1", "unknown key 'a'"),
+        ("build:\n  configuration: fast\n", "f.yml:2", "must be one of debug, release"),
+        ("destination:\n  environment: { A: \"${NOPE}\" }\n", "f.yml:2", "NOPE is not set"),
+        ("slots: [1, 2\n", "f.yml", "not valid YAML"),
+        ("- a\n- b\n", "f.yml:1", "must be a mapping"),
+    ])
+    func errorsNameTheFileLineAndKey(text: String, place: String, message: String) {
+        var s = RunSettings()
+        do {
+            try ConfigFile.parse(text, file: "f.yml", into: &s, environment: [:])
+            Issue.record("no error for \(text)")
+        } catch {
+            #expect(error.description.contains(place), "\(error)")
+            #expect(error.description.contains(message), "\(error)")
+            #expect(error.exitCode == .usage)
+        }
+    }
+}
