@@ -7,8 +7,8 @@ cd "$root"
 
 bash scripts/setup.sh
 echo "== building Fanout"
-swift build -c release --product fanout 2>&1 | tail -1
-fanout="$(swift build -c release --show-bin-path)/fanout"
+swift build --product fanout 2>&1 | tail -1
+fanout="$(swift build --show-bin-path)/fanout"
 
 echo "== running Fanout on the demo suite (it builds the suite first)"
 set +e
