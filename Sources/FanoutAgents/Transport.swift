@@ -22,8 +22,8 @@ public protocol Transport: Sendable {
     var kind: String { get }
     var slots: Int { get }
 
-    /// Makes the product available on the agent and returns the path of the test binary there.
-    func prepare(product: TestProduct) async throws -> String
+    /// Makes the product available on the agent for the run `runID` and returns the path of the test binary there.
+    func prepare(product: TestProduct, runID: String) async throws -> String
 
     /// Starts `command`; the stream yields its output as it arrives and ends with `.ended`. Past `timeout`
     /// seconds the process group is killed and the ending is `.timedOut`.

@@ -34,6 +34,9 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Do not record this run in the timing history.")
     var noRecord = false
 
+    @Flag(help: "Leave the run's folder on the agents (for debugging); processes are still stopped.")
+    var keepRemote = false
+
     @Flag(help: "Colour in the summary (default: when stdout is a terminal and NO_COLOR is unset).")
     var color = false
 
@@ -43,6 +46,7 @@ struct Run: AsyncParsableCommand {
         if let timeoutFactor { settings.timeoutFactor = timeoutFactor }
         if let minTimeout { settings.minimumTimeout = minTimeout }
         if noRecord { settings.recordHistory = false }
+        if keepRemote { settings.ssh.keepRemote = true }
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)
@@ -101,3 +105,4 @@ struct HistoryCommand: AsyncParsableCommand {
         }
     }
 }
+

@@ -11,7 +11,7 @@ public struct LocalTransport: Transport {
         self.slots = max(1, slots)
     }
 
-    public func prepare(product: TestProduct) async throws -> String { product.binary }
+    public func prepare(product: TestProduct, runID: String) async throws -> String { product.binary }
 
     public func run(_ command: Command, timeout: Double?) -> AsyncStream<ProcessEvent> {
         let (stream, continuation) = AsyncStream<ProcessEvent>.makeStream(bufferingPolicy: .unbounded)

@@ -1,3 +1,4 @@
+import FanoutAgents
 import FanoutCore
 import Foundation
 import Yams
@@ -36,7 +37,7 @@ public enum ConfigFile {
         let top = ConfigNode(node: root, path: "", file: file, environment: environment)
         let keys = try top.mapping(allowed: ["package", "bundle", "build", "filter", "skip", "slots", "report_dir",
                                              "reports", "history", "record_history", "timeout", "estimate",
-                                             "destination"])
+                                             "destination", "agents", "known_hosts", "host_key_policy", "ssh"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -62,6 +63,31 @@ public enum ConfigFile {
             if let v = e["percentile"] { settings.percentile = try v.double(min: 1, max: 100) }
             if let v = e["window"] { settings.historyWindow = try v.int(min: 1) }
             if let v = e["overhead"] { settings.invocationOverhead = try v.double(min: 0) }
+        }
+        if let v = keys["known_hosts"] { settings.ssh.knownHosts = try v.string() }
+        if let v = keys["host_key_policy"] { settings.ssh.hostKeyPolicy = try v.oneOf(["strict", "accept-new"]) }
+        if let ssh = keys["ssh"] {
+            let o = try ssh.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept"])
+            if let v = o["connect_timeout"] { settings.ssh.connectTimeout = try v.double(min: 0.1) }
+            if let v = o["keepalive"] { settings.ssh.keepaliveInterval = try v.int(min: 1) }
+            if let v = o["dead_after"] { settings.ssh.deadAfter = try v.double(min: 1) }
+            if let v = o["keep_remote"] { settings.ssh.keepRemote = try v.bool() }
+            if let v = o["bundles_kept"] { settings.ssh.bundlesKept = try v.int(min: 1) }
+        }
+        if let agents = keys["agents"] {
+            settings.agents = try agents.list().map { node throws(FanoutError) in
+                let a = try node.mapping(allowed: ["name", "host", "port", "user", "identity", "passphrase_env", "slots",
+                                                   "workdir", "swift"])
+                guard let host = a["host"] else { throw node.fail("needs a host") }
+                guard let user = a["user"] else { throw node.fail("needs a user") }
+                guard let workdir = a["workdir"] else { throw node.fail("needs a workdir (an absolute path on the agent)") }
+                let hostName = try host.string()
+                return SSHAgentSpec(
+                    name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1) ?? 22,
+                    user: try user.string(), identity: try a["identity"]?.string(),
+                    passphraseEnvironment: try a["passphrase_env"]?.string(), slots: try a["slots"]?.int(min: 1) ?? 2,
+                    workdir: try workdir.string(), swift: try a["swift"]?.string())
+            }
         }
         if let dest = keys["destination"] {
             let d = try dest.mapping(allowed: ["name", "environment", "arguments"])
@@ -123,6 +149,11 @@ struct ConfigNode {
             return out
         default: throw fail("must be a value or a list of values")
         }
+    }
+
+    func list() throws(FanoutError) -> [ConfigNode] {
+        guard case .sequence(let seq) = node else { throw fail("must be a list") }
+        return seq.enumerated().map { i, n in ConfigNode(node: n, path: "\(path)[\(i)]", file: file, environment: environment) }
     }
 
     func stringMap() throws(FanoutError) -> [String: String] {

@@ -31,17 +31,28 @@ public final class Coordinator: Sendable {
     public static let version = "0.1.0"
 
     public let settings: RunSettings
-    public let transports: [any Transport]
+    private let injected: [any Transport]?
     private let progress: ProgressHandler
 
-    /// Without transports, the embedded default: `settings.slots` local slots.
+    /// Without transports: the config's SSH agents, or the embedded default of `settings.slots` local slots.
     public init(settings: RunSettings, transports: [any Transport]? = nil, progress: @escaping ProgressHandler = { _ in }) {
         self.settings = settings
-        self.transports = transports ?? [LocalTransport(slots: settings.slots)]
+        self.injected = transports
         self.progress = progress
     }
 
-    private var slotCount: Int { transports.reduce(0) { $0 + $1.slots } }
+    private var slotCount: Int {
+        if let injected { return injected.reduce(0) { $0 + $1.slots } }
+        return settings.agents.isEmpty ? settings.slots : settings.agents.reduce(0) { $0 + $1.slots }
+    }
+
+    /// The agents of this run: one archive of the product is shared by every SSH agent.
+    private func makeTransports(product: TestProduct) -> ([any Transport], ProductArchive?) {
+        if let injected { return (injected, nil) }
+        if settings.agents.isEmpty { return ([LocalTransport(slots: settings.slots)], nil) }
+        let archive = ProductArchive(product: product)
+        return ([], archive) // PENDING: SSHTransport
+    }
 
     // MARK: - Before the run
 
@@ -93,6 +104,7 @@ public final class Coordinator: Sendable {
 
     public func run() async throws(FanoutError) -> RunOutcome {
         let startedAt = Date()
+        let runID = Self.makeRunID(startedAt)
         let clock = ContinuousClock()
         let t0 = clock.now
         let now: @Sendable () -> Double = { (clock.now - t0).seconds }
@@ -106,43 +118,66 @@ public final class Coordinator: Sendable {
                              items: prepared.items, requeueBudget: 2, slots: prepared.slots, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
-        var binaries: [(any Transport, String)] = []
-        for transport in transports {
-            do {
-                binaries.append((transport, try await transport.prepare(product: prepared.product)))
-            } catch {
-                await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
-            }
+        let (transports, archive) = makeTransports(product: prepared.product)
+        let (interrupted, usable) = await dispatch(transports: transports, product: prepared.product, runID: runID,
+                                                   state: state, now: now)
+        await withTaskGroup(of: Void.self) { group in
+            for transport in transports { group.addTask { await transport.shutdown() } }
         }
-        let interrupted = await dispatch(binaries: binaries, state: state, now: now)
-        for transport in transports { await transport.shutdown() }
-
-        return await finish(prepared: prepared, state: state, startedAt: startedAt, now: now(),
-                            interrupted: interrupted, usableAgents: binaries.count)
+        await archive?.discard()
+        if usable.isEmpty {
+            await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
+        }
+        return await finish(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: now(),
+                            interrupted: interrupted, transports: transports, usable: usable)
     }
 
-    /// Runs every slot until the queue is drained. Returns true when the run was interrupted.
-    private func dispatch(binaries: [(any Transport, String)], state: RunState,
-                          now: @escaping @Sendable () -> Double) async -> Bool {
-        await withTaskCancellationHandler {
-            await withTaskGroup(of: Void.self) { group in
-                for (transport, binary) in binaries {
-                    for index in 0..<transport.slots {
-                        let slot = SlotRef(agent: transport.name, index: index)
-                        group.addTask { [self] in
-                            while let unit = await state.next(now: now) {
-                                let done = await self.execute(unit, on: transport, binary: binary, slot: slot,
-                                                              state: state, now: now)
-                                await state.complete(done)
+    /// Deploys to every agent in parallel; each agent's slots start taking work as soon as its own deployment is
+    /// done. Returns whether the run was interrupted and the agents that were usable.
+    private func dispatch(transports: [any Transport], product: TestProduct, runID: String, state: RunState,
+                          now: @escaping @Sendable () -> Double) async -> (Bool, [String]) {
+        let (interrupted, usable) = await withTaskCancellationHandler {
+            let usable = await withTaskGroup(of: String?.self) { group in
+                for transport in transports {
+                    group.addTask { [self] in
+                        let binary: String
+                        do {
+                            progress(.phase("deploying to \(transport.name)"))
+                            binary = try await transport.prepare(product: product, runID: runID)
+                        } catch {
+                            await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
+                            await state.agentGone()
+                            return nil
+                        }
+                        await withTaskGroup(of: Void.self) { slots in
+                            for index in 0..<transport.slots {
+                                let slot = SlotRef(agent: transport.name, index: index)
+                                slots.addTask { [self] in
+                                    while let unit = await state.next(now: now) {
+                                        let done = await self.execute(unit, on: transport, binary: binary, slot: slot,
+                                                                      state: state, now: now)
+                                        await state.complete(done)
+                                        if case .agentLost(let why) = done.ending {
+                                            await state.warn("agent \(transport.name) was lost (\(why)): its work goes to the other agents")
+                                            break
+                                        }
+                                    }
+                                }
                             }
                         }
+                        await state.agentGone()
+                        return transport.name
                     }
                 }
+                var names: [String] = []
+                for await name in group { if let name { names.append(name) } }
+                return names
             }
-            return Task.isCancelled
+            return (Task.isCancelled, usable)
         } onCancel: {
             Task { await state.stop() }
         }
+        return (interrupted, usable)
     }
 
     /// Runs one unit on one slot and collects what it produced.
@@ -200,10 +235,10 @@ public final class Coordinator: Sendable {
 
     // MARK: - After the run
 
-    private func finish(prepared: Prepared, state: RunState, startedAt: Date, now: Double, interrupted: Bool,
-                        usableAgents: Int) async -> RunOutcome {
+    private func finish(prepared: Prepared, state: RunState, runID: String, startedAt: Date, now: Double,
+                        interrupted: Bool, transports: [any Transport], usable: [String]) async -> RunOutcome {
         let reason = interrupted ? "the run was interrupted before this test ran"
-            : usableAgents == 0 ? "no agent was usable" : "never ran"
+            : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
         let results = await state.results(reasonForMissing: reason)
         let finished = await state.finished.sorted { $0.unit.id < $1.unit.id }
         var warnings = await state.warnings
@@ -222,20 +257,22 @@ public final class Coordinator: Sendable {
         let lowerBound = Scheduler.lowerBound(work: actuals.reduce(0, +), longest: actuals.max() ?? 0,
                                               slots: prepared.slots)
         let counts = Counts(results.map(\.outcome))
-        let infrastructure = counts.notRun > 0 || usableAgents == 0
+        let infrastructure = counts.notRun > 0 || usable.isEmpty
             || finished.contains { $0.result.problem != nil }
         let exit: ExitCode = interrupted ? .interrupted
             : counts.failures > 0 ? .testFailures
             : infrastructure ? .infrastructure : .success
 
         var report = RunReport(
-            runID: Self.makeRunID(startedAt), fanoutVersion: Self.version, startedAt: startedAt.roundedToMilliseconds,
+            runID: runID, fanoutVersion: Self.version, startedAt: startedAt.roundedToMilliseconds,
             finishedAt: Date().roundedToMilliseconds,
             interrupted: interrupted,
             product: ProductInfo(package: settings.bundlePath == nil ? settings.packagePath : nil,
                                  bundle: prepared.product.binary),
             destinations: [settings.destination.name],
-            agents: transports.map { AgentInfo(name: $0.name, transport: $0.kind, slots: $0.slots) },
+            agents: transports.map { t in
+                AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: nil)
+            },
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
             units: units, classes: classes, results: results, measurements: measurements, warnings: warnings,

@@ -1,3 +1,4 @@
+import FanoutAgents
 import FanoutCore
 import Foundation
 
@@ -33,6 +34,9 @@ public struct RunSettings: Sendable, Hashable {
     /// Estimated cost of starting one test process, used to size batches.
     public var invocationOverhead = 0.02
     public var destination = Destination.local
+    /// Remote agents over SSH. Empty: the embedded default, `slots` local slots.
+    public var agents: [SSHAgentSpec] = []
+    public var ssh = SSHSettings()
 
     public init() {}
 
@@ -63,6 +67,19 @@ public struct RunSettings: Sendable, Hashable {
             throw FanoutError("the history window must be at least 1 run (got \(historyWindow))")
         }
         _ = try ClassFilter(filters: filters, skips: skips)
+        var names: Set<String> = []
+        for agent in agents {
+            guard names.insert(agent.name).inserted else {
+                throw FanoutError("two agents are named '\(agent.name)'", hint: "Give every agent a name of its own.")
+            }
+            guard agent.slots >= 1 else { throw FanoutError("agent \(agent.name): slots must be at least 1") }
+            guard agent.workdir.hasPrefix("/"), !agent.workdir.split(separator: "/").contains("..") else {
+                throw FanoutError("agent \(agent.name): workdir must be an absolute path without '..' (got '\(agent.workdir)')")
+            }
+        }
+        guard ["strict", "accept-new"].contains(ssh.hostKeyPolicy) else {
+            throw FanoutError("unknown host_key_policy '\(ssh.hostKeyPolicy)'", hint: "Use strict (the default) or accept-new.")
+        }
     }
 }
 

@@ -68,6 +68,11 @@ actor RunState {
         }
     }
 
+    /// An agent stopped taking work (unusable, lost, or done). When none is left, waiting slots give up.
+    func agentGone() {
+        wakeAll()
+    }
+
     /// No more units will be handed out (interrupted).
     func stop() {
         stopped = true

@@ -1,0 +1,81 @@
+import FanoutCore
+import Foundation
+
+/// A test product packed for agents: one tar archive whose SHA-256 is its address in every agent's cache.
+public struct PackedProduct: Sendable, Hashable {
+    public var archive: String
+    public var sha256: String
+    public var bytes: Int
+    /// The binary's path inside the unpacked archive.
+    public var binaryName: String
+    public var files: [String]
+}
+
+/// Packs the product once per run, however many agents ask: the binary, its `.resources` folders (tests that use
+/// resources crash without them), the shared libraries beside it, and the other executables built with it (some
+/// suites launch them). The archive is deterministic (sorted, fixed owners and times), so the same build has the
+/// same address and a second run uploads nothing.
+public actor ProductArchive {
+    private let product: TestProduct
+    private let scratch: String
+    private var packed: Task<PackedProduct, any Error>?
+
+    public init(product: TestProduct, scratch: String = NSTemporaryDirectory()) {
+        self.product = product
+        self.scratch = scratch
+    }
+
+    public func pack() async throws -> PackedProduct {
+        if let packed { return try await packed.value }
+        let task = Task { try await Self.make(product, scratch: scratch) }
+        packed = task
+        return try await task.value
+    }
+
+    /// The files that travel with the binary, relative to its folder.
+    public static func members(of product: TestProduct) throws -> [String] {
+        let fm = FileManager.default
+        let binaryName = URL(fileURLWithPath: product.binary).lastPathComponent
+        var members = [binaryName]
+        for name in try fm.contentsOfDirectory(atPath: product.directory).sorted() where name != binaryName {
+            let path = product.directory + "/" + name
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDir) else { continue }
+            if isDir.boolValue {
+                if name.hasSuffix(".resources") { members.append(name) }
+            } else if name.hasSuffix(".so") || name.contains(".so.") {
+                members.append(name)
+            } else if fm.isExecutableFile(atPath: path), !name.hasSuffix(".o"), !name.hasPrefix(".") {
+                members.append(name)
+            }
+        }
+        return members
+    }
+
+    static func make(_ product: TestProduct, scratch: String) async throws -> PackedProduct {
+        let members = try members(of: product)
+        let archive = scratch + "/fanout-product-\(UUID().uuidString).tar"
+        let shell = LocalTransport(name: "pack", slots: 1)
+        let tar = Command(executable: "/bin/tar", arguments: [
+            "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "--format=gnu",
+            "-cf", archive, "-C", product.directory, "--",
+        ] + members)
+        let (ending, _, err) = await shell.capture(tar)
+        guard ending == .exited(0) else {
+            throw AgentError.deployFailed(agent: "(packing)", reason: "tar failed (\(ending)): \(String(decoding: err, as: UTF8.self))")
+        }
+        let (sumEnding, out, _) = await shell.capture(Command(executable: "/usr/bin/sha256sum", arguments: [archive]))
+        guard sumEnding == .exited(0), let sha = String(decoding: out, as: UTF8.self).split(separator: " ").first,
+              sha.count == 64 else {
+            throw AgentError.deployFailed(agent: "(packing)", reason: "sha256sum of \(archive) failed")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: archive)[.size] as? Int) ?? 0
+        return PackedProduct(archive: archive, sha256: String(sha), bytes: size,
+                             binaryName: members[0], files: members)
+    }
+
+    /// Removes the local archive.
+    public func discard() async {
+        if let packed, let p = try? await packed.value { try? FileManager.default.removeItem(atPath: p.archive) }
+    }
+}

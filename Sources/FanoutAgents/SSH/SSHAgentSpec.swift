@@ -1,0 +1,56 @@
+/// One remote agent as the config describes it.
+public struct SSHAgentSpec: Sendable, Hashable {
+    public var name: String
+    public var host: String
+    public var port: Int
+    public var user: String
+    /// A private key file (ed25519 or ECDSA, OpenSSH format); nil means ssh-agent (SSH_AUTH_SOCK).
+    public var identity: String?
+    /// The name of an environment variable that holds the key's passphrase (the passphrase itself is never stored).
+    public var passphraseEnvironment: String?
+    public var slots: Int
+    /// Fanout's folder on the agent (bundles, runs). Absolute.
+    public var workdir: String
+    /// The `swift` command on the agent, for `fanout agents check` (default: found on PATH, else /opt/swift/usr/bin/swift).
+    public var swift: String?
+
+    public init(name: String, host: String, port: Int = 22, user: String, identity: String? = nil,
+                passphraseEnvironment: String? = nil, slots: Int = 2, workdir: String, swift: String? = nil) {
+        self.name = name
+        self.host = host
+        self.port = port
+        self.user = user
+        self.identity = identity
+        self.passphraseEnvironment = passphraseEnvironment
+        self.slots = slots
+        self.workdir = workdir
+        self.swift = swift
+    }
+}
+
+/// SSH settings shared by all agents.
+public struct SSHSettings: Sendable, Hashable {
+    public var knownHosts: String
+    /// `strict` (default: an unknown host is refused) or `accept-new` (record a new host's key). A changed key is
+    /// always refused.
+    public var hostKeyPolicy: String
+    public var connectTimeout: Double
+    public var keepaliveInterval: Int
+    /// No byte from an agent for this long, keepalives unanswered: the agent is frozen or gone.
+    public var deadAfter: Double
+    /// Leave the run's folder (and anything in it) on the agents, for debugging.
+    public var keepRemote: Bool
+    /// How many product bundles each agent keeps in its cache.
+    public var bundlesKept: Int
+
+    public init(knownHosts: String = "~/.ssh/known_hosts", hostKeyPolicy: String = "strict", connectTimeout: Double = 5,
+                keepaliveInterval: Int = 1, deadAfter: Double = 8, keepRemote: Bool = false, bundlesKept: Int = 3) {
+        self.knownHosts = knownHosts
+        self.hostKeyPolicy = hostKeyPolicy
+        self.connectTimeout = connectTimeout
+        self.keepaliveInterval = keepaliveInterval
+        self.deadAfter = deadAfter
+        self.keepRemote = keepRemote
+        self.bundlesKept = bundlesKept
+    }
+}
