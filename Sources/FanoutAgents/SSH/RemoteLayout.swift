@@ -50,14 +50,15 @@ public struct RemoteLayout: Sendable, Hashable {
 
     public func pidFile(_ unit: Int) -> String { pids + "/" + String(unit) }
 
-    /// Kills the process group of one unit (time-out, cancel).
+    /// Kills the process group of one unit (time-out, cancel). `kill -KILL -PGID` without `--`: dash's builtin kill
+    /// (the usual /bin/sh) rejects `--`.
     public func killUnit(_ unit: Int) -> String {
-        "p=$(cat \(q(pidFile(unit))) 2>/dev/null) && kill -KILL -- -\"$p\" 2>/dev/null; rm -f \(q(pidFile(unit))); true"
+        "p=$(cat \(q(pidFile(unit))) 2>/dev/null) && kill -KILL -\"$p\" 2>/dev/null; rm -f \(q(pidFile(unit))); true"
     }
 
     /// Kills every unit group of this run that is still recorded.
     public var killAll: String {
-        "for f in \(q(pids))/*; do [ -f \"$f\" ] && kill -KILL -- -\"$(cat \"$f\")\" 2>/dev/null; rm -f \"$f\"; done; true"
+        "for f in \(q(pids))/*; do [ -f \"$f\" ] && kill -KILL -\"$(cat \"$f\")\" 2>/dev/null; rm -f \"$f\"; done; true"
     }
 
     /// Kills what is left and removes the run's folder.
