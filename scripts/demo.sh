@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
-# The main job: sets up what it needs, builds Fanout and the demo suite, and runs Fanout on the demo suite.
+# The main job: sets up what it needs, builds Fanout, starts a fleet of 4 real sshd agents on loopback
+# (Agents/local-fleet), and runs Fanout on the demo suite across them. The fleet is stopped at the end, by PID.
 # Run it twice: the second run plans from the timing history of the first and shows estimated vs actual per class.
+#   scripts/demo.sh [--local] [fanout run options…]     (--local: local worker slots instead of the SSH fleet)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
+mode=fleet
+if [[ ${1:-} == --local ]]; then mode=local; shift; fi
+if [[ $mode == fleet && $(id -u) -ne 0 ]]; then
+  echo "demo: the local fleet creates a dedicated agent user and needs root; running on local slots instead" >&2
+  mode=local
+fi
 
 bash scripts/setup.sh
 echo "== building Fanout"
 swift build --product fanout 2>&1 | tail -1
 fanout="$(swift build --show-bin-path)/fanout"
 
+args=(run --package Tests/Fixtures/DemoSuite)
+if [[ $mode == fleet ]]; then
+  fleet=/tmp/fanout-demo-fleet
+  echo "== starting 4 sshd agents on 127.0.1.1-4 (Agents/local-fleet/up.sh)"
+  bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true
+  # --hide: the agents must not see this build tree, so deployment is really tested (nothing read from here).
+  config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port 2222 --slots 2 --hide "$root/Tests/Fixtures/DemoSuite/.build" | tail -n1)
+  trap 'bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true' EXIT
+  args+=(--config "$config")
+else
+  args+=(--slots 4)
+fi
+
 echo "== running Fanout on the demo suite (it builds the suite first)"
 set +e
-"$fanout" run --package Tests/Fixtures/DemoSuite "$@"
+"$fanout" "${args[@]}" "$@"
 code=$?
 set -e
 echo "fanout exited $code (0 all passed, 1 test failures, 2 usage/config/build error, 3 infrastructure, 130/143 interrupted)"

@@ -12,7 +12,7 @@ struct Fanout: AsyncParsableCommand {
         3 infrastructure error (some tests could not be run) · 130/143 interrupted.
         """,
         version: Coordinator.version,
-        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self],
+        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self, AgentsCommand.self],
         defaultSubcommand: Run.self)
 }
 
@@ -106,3 +106,32 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 }
 
+struct AgentsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agents", abstract: "Work with the SSH agents of the config.", subcommands: [Check.self])
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check every agent in parallel: reachable, host key, auth, Swift toolchain, free disk, slots. Exit 3 if any is unusable.")
+
+        @Option(help: "The config file with the agents (default: ./fanout.yml).")
+        var config: String?
+
+        @Option(help: "Also measure dispatch latency over this many commands per agent.")
+        var latency = 0
+
+        func run() async throws {
+            let settings = try CommonOptions.fileSettings(config: config)
+            try settings.validate()
+            guard !settings.agents.isEmpty else {
+                throw FanoutError("no agents in the config", hint: "List them under `agents:` (see config/fanout.example.yml).")
+            }
+            let (table, rows) = await AgentsCheck.run(settings: settings, latencyRuns: latency)
+            print(table.rendered())
+            for row in rows where row.problem != nil {
+                print("\n\(row.agent) (\(row.address)): \(row.problem ?? "")")
+            }
+            if rows.contains(where: { !$0.usable }) { throw ExitCode(FanoutCoordinator.ExitCode.infrastructure.rawValue) }
+        }
+    }
+}

@@ -37,12 +37,7 @@ struct CommonOptions: ParsableArguments {
 
     /// Merges the config file and these flags into settings.
     func settings() throws -> RunSettings {
-        var settings = RunSettings()
-        if let config {
-            try ConfigFile.load(config, into: &settings)
-        } else if FileManager.default.fileExists(atPath: ConfigFile.defaultName) {
-            try ConfigFile.load(ConfigFile.defaultName, into: &settings)
-        }
+        var settings = try Self.fileSettings(config: config)
         if let package { settings.packagePath = package }
         if let bundle { settings.bundlePath = bundle }
         if let configuration { settings.configuration = configuration }
@@ -53,6 +48,17 @@ struct CommonOptions: ParsableArguments {
         if let slots { settings.slots = slots }
         if let history { settings.historyPath = history }
         try settings.validate()
+        return settings
+    }
+
+    /// The config file's settings: `config`, else ./fanout.yml when it exists, else the defaults.
+    static func fileSettings(config: String?) throws -> RunSettings {
+        var settings = RunSettings()
+        if let config {
+            try ConfigFile.load(config, into: &settings)
+        } else if FileManager.default.fileExists(atPath: ConfigFile.defaultName) {
+            try ConfigFile.load(ConfigFile.defaultName, into: &settings)
+        }
         return settings
     }
 }

@@ -34,3 +34,4 @@ extension Run: AsyncRunnable { mutating func runAsync() async throws { try await
 extension PlanCommand: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension List: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension HistoryCommand.Show: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension AgentsCommand.Check: AsyncRunnable { mutating func runAsync() async throws { try await run() } }

@@ -51,7 +51,7 @@ public final class Coordinator: Sendable {
         if let injected { return (injected, nil) }
         if settings.agents.isEmpty { return ([LocalTransport(slots: settings.slots)], nil) }
         let archive = ProductArchive(product: product)
-        return ([], archive) // PENDING: SSHTransport
+        return (settings.agents.map { SSHTransport(spec: $0, settings: settings.ssh, archive: archive) }, archive)
     }
 
     // MARK: - Before the run
@@ -144,6 +144,10 @@ public final class Coordinator: Sendable {
                         do {
                             progress(.phase("deploying to \(transport.name)"))
                             binary = try await transport.prepare(product: product, runID: runID)
+                            if let stats = (transport as? SSHTransport)?.deployStats {
+                                progress(.phase("\(transport.name) ready in \(formatSeconds(stats.seconds)): "
+                                    + (stats.cached ? "product already in its cache (0 bytes sent)" : "sent \(stats.bytesSent) bytes")))
+                            }
                         } catch {
                             await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
                             await state.agentGone()
@@ -271,7 +275,10 @@ public final class Coordinator: Sendable {
                                  bundle: prepared.product.binary),
             destinations: [settings.destination.name],
             agents: transports.map { t in
-                AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: nil)
+                let ssh = t as? SSHTransport
+                return AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: ssh.map { "\($0.endpoint)" },
+                                 deployedBytes: ssh?.deployStats?.bytesSent, deploySeconds: ssh?.deployStats?.seconds,
+                                 problem: usable.contains(t.name) ? ssh?.lostReason : "not usable (see warnings)")
             },
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),

@@ -74,12 +74,22 @@ public struct AgentInfo: Codable, Sendable, Hashable {
     public var transport: String
     public var slots: Int
     public var host: String?
+    /// Bytes of the test product uploaded to this agent for this run (0 when its cache already had it).
+    public var deployedBytes: Int?
+    /// Seconds from connecting to the product being ready on the agent.
+    public var deploySeconds: Double?
+    /// Why the agent was skipped or lost during the run, if it was.
+    public var problem: String?
 
-    public init(name: String, transport: String, slots: Int, host: String? = nil) {
+    public init(name: String, transport: String, slots: Int, host: String? = nil, deployedBytes: Int? = nil,
+                deploySeconds: Double? = nil, problem: String? = nil) {
         self.name = name
         self.transport = transport
         self.slots = slots
         self.host = host
+        self.deployedBytes = deployedBytes
+        self.deploySeconds = deploySeconds
+        self.problem = problem
     }
 }
 

@@ -1,0 +1,213 @@
+import FanoutCore
+import FanoutSSH
+import Foundation
+import Synchronization
+
+/// A remote machine reached over SSH: one connection for the whole run, one channel per running unit.
+///
+/// Every unit runs in its own process group inside the run's folder on the agent; a time-out or a cancel kills
+/// that group over a second channel (libssh2 1.10 cannot send signals). After the run, nothing of ours is left
+/// running and the run's folder is gone (unless `keepRemote`).
+public final class SSHTransport: Transport {
+    public let spec: SSHAgentSpec
+    public let settings: SSHSettings
+    private let archive: ProductArchive?
+    private let state = Mutex(State())
+
+    private struct State {
+        var connection: SSHConnection?
+        var connecting: Task<SSHConnection, any Error>?
+        var layout: RemoteLayout?
+        var lost: String?
+        var nextUnit = 0
+        var deploy: DeployStats?
+    }
+
+    /// What deployment cost on this agent.
+    public struct DeployStats: Sendable, Hashable {
+        public var bytesSent: Int
+        public var seconds: Double
+        public var cached: Bool
+    }
+
+    public var name: String { spec.name }
+    public var kind: String { "ssh" }
+    public var slots: Int { spec.slots }
+
+    /// `archive` packs the product once for every agent of the run.
+    public init(spec: SSHAgentSpec, settings: SSHSettings, archive: ProductArchive?) {
+        self.spec = spec
+        self.settings = settings
+        self.archive = archive
+    }
+
+    public var deployStats: DeployStats? { state.withLock { $0.deploy } }
+    /// Why the agent was lost, if it was.
+    public var lostReason: String? { state.withLock { $0.lost } }
+
+    // MARK: - Connection
+
+    public var endpoint: SSHEndpoint { SSHEndpoint(host: spec.host, port: spec.port, user: spec.user) }
+
+    /// Connects and authenticates once; later calls share the same connection.
+    public func connection() async throws -> SSHConnection {
+        let task: Task<SSHConnection, any Error> = state.withLock { s in
+            if let c = s.connection { return Task { c } }
+            if let t = s.connecting { return t }
+            let t = Task { [spec, settings] in
+                try await SSHConnection.connect(to: SSHEndpoint(host: spec.host, port: spec.port, user: spec.user),
+                                                authentication: try Self.authentication(spec),
+                                                options: Self.options(settings))
+            }
+            s.connecting = t
+            return t
+        }
+        do {
+            let c = try await task.value
+            state.withLock { $0.connection = c; $0.connecting = nil }
+            return c
+        } catch {
+            state.withLock { $0.connecting = nil }
+            throw error
+        }
+    }
+
+    static func authentication(_ spec: SSHAgentSpec) throws -> SSHAuthentication {
+        guard let identity = spec.identity else { return .agent(socketPath: nil) }
+        var passphrase: String?
+        if let variable = spec.passphraseEnvironment {
+            guard let value = ProcessInfo.processInfo.environment[variable] else {
+                throw AgentError.invalidConfig("agent \(spec.name): the passphrase variable \(variable) is not set in the environment")
+            }
+            passphrase = value
+        }
+        return .keyFile(path: expandTilde(identity), passphrase: passphrase)
+    }
+
+    static func options(_ s: SSHSettings) -> SSHOptions {
+        SSHOptions(knownHostsPath: expandTilde(s.knownHosts),
+                   hostKeyPolicy: HostKeyPolicy(rawValue: s.hostKeyPolicy) ?? .strict,
+                   connectTimeout: s.connectTimeout, keepaliveInterval: s.keepaliveInterval,
+                   deadPeerTimeout: s.deadAfter)
+    }
+
+    static func expandTilde(_ path: String) -> String {
+        guard path.hasPrefix("~/") else { return path }
+        return FileManager.default.homeDirectoryForCurrentUser.path + String(path.dropFirst(1))
+    }
+
+    /// Runs a short command on the agent and fails unless it succeeds.
+    @discardableResult
+    func check(_ command: String, on c: SSHConnection, what: String, timeout: Double = 120) async throws -> SSHCommandResult {
+        let r = try await c.run(command, timeout: timeout)
+        guard r.succeeded else {
+            let why = r.stderrText.trimmingCharacters(in: .whitespacesAndNewlines)
+            throw AgentError.deployFailed(agent: name, reason: "\(what) failed (exit \(r.status)\(r.signal.map { ", signal \($0)" } ?? "")): \(why)")
+        }
+        return r
+    }
+
+    // MARK: - Transport
+
+    public func prepare(product: TestProduct, runID: String) async throws -> String {
+        let start = ContinuousClock.now
+        let c = try await connection()
+        let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
+        state.withLock { $0.layout = layout }
+        try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
+        guard let archive else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
+        let packed = try await archive.pack()
+        let ready = try await check(layout.bundleReady(packed.sha256), on: c, what: "looking for the cached bundle")
+        var sent = 0
+        let cached = ready.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "yes"
+        if !cached {
+            let remoteArchive = layout.incoming + "/\(packed.sha256).\(runID).tar"
+            sent = try await c.upload(packed.archive, to: remoteArchive, mode: 0o600)
+            try await check(layout.install(sha: packed.sha256, archive: remoteArchive), on: c,
+                            what: "installing the bundle \(packed.sha256.prefix(12))")
+        }
+        try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256), on: c, what: "evicting old bundles")
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        state.withLock { $0.deploy = DeployStats(bytesSent: sent, seconds: seconds, cached: cached) }
+        return layout.bundle(packed.sha256) + "/" + packed.binaryName
+    }
+
+    public func run(_ command: Command, timeout: Double?) -> AsyncStream<ProcessEvent> {
+        let (stream, continuation) = AsyncStream<ProcessEvent>.makeStream(bufferingPolicy: .unbounded)
+        let (unit, layout, connection, lost) = state.withLock { s -> (Int, RemoteLayout?, SSHConnection?, String?) in
+            s.nextUnit += 1
+            return (s.nextUnit, s.layout, s.connection, s.lost)
+        }
+        guard let layout, let connection, lost == nil else {
+            continuation.yield(.ended(.agentLost(lost ?? "agent \(name) is not prepared")))
+            continuation.finish()
+            return stream
+        }
+        let remote = layout.unitCommand(command, unit: unit, workingDirectory: layout.runDir)
+        let timedOut = Flag()
+        let task = Task {
+            let timer = timeout.map { limit in
+                Task {
+                    try await Task.sleep(for: .seconds(limit))
+                    timedOut.set()
+                    _ = try? await connection.run(layout.killUnit(unit), timeout: 30)
+                }
+            }
+            var ending = UnitEnding.agentLost("the channel closed without an exit status")
+            for await event in connection.execute(remote) {
+                switch event {
+                case .stdout(let bytes): continuation.yield(.output(.stdout, bytes))
+                case .stderr(let bytes): continuation.yield(.output(.stderr, bytes))
+                case .exited(let status, let signal):
+                    ending = signal.map { .signaled(Self.signalNumber($0)) } ?? .exited(status)
+                case .failed(let error):
+                    ending = .agentLost(error.description)
+                    self.markLost(error.description)
+                }
+            }
+            timer?.cancel()
+            if timedOut.isSet, !Task.isCancelled { ending = .timedOut(limit: timeout ?? 0) }
+            if Task.isCancelled { ending = .cancelled }
+            continuation.yield(.ended(ending))
+            continuation.finish()
+        }
+        continuation.onTermination = { reason in
+            guard case .cancelled = reason else { return }
+            task.cancel()
+            Task { _ = try? await connection.run(layout.killUnit(unit), timeout: 30) }
+        }
+        return stream
+    }
+
+    private func markLost(_ why: String) {
+        state.withLock { if $0.lost == nil { $0.lost = why } }
+    }
+
+    public func shutdown() async {
+        let (connection, layout) = state.withLock { ($0.connection, $0.layout) }
+        guard let connection else { return }
+        if let layout, connection.isAlive {
+            _ = try? await connection.run(settings.keepRemote ? layout.killAll : layout.cleanup, timeout: 30)
+        }
+        await connection.close()
+        state.withLock { $0.connection = nil }
+    }
+
+    /// OpenSSH reports signals by name (`KILL`, `SEGV`).
+    static func signalNumber(_ name: String) -> Int32 {
+        let table: [String: Int32] = ["HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "BUS": 7, "FPE": 8,
+                                      "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14, "TERM": 15]
+        var n = name.uppercased()
+        if n.hasPrefix("SIG") { n.removeFirst(3) }
+        return table[n] ?? 0
+    }
+}
+
+/// A flag set once from any task (a unit's time-out).
+final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
