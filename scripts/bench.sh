@@ -52,6 +52,37 @@ for slots in 4 8; do
   printf '%-6s %-28s %8.2fs %9s %9s %9s %8.2fs %9.2fx\n' "$slots" "swift test --parallel" "$altwall" - - - \
     "$(echo "$altwall - $lb" | bc -l)" "$(echo "$altwall / $wall" | bc -l)"
 done
+
+# --- The same suite across 4 real sshd agents on loopback (Agents/local-fleet), as root only (the fleet's user).
+if [[ $(id -u) -eq 0 ]]; then
+  fleet="$work/fleet"
+  config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port 2722 --slots 2 --no-check \
+    --hide "$demo/.build" 2>/dev/null | tail -n1)
+  trap 'bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1; rm -rf "$work"' EXIT
+  echo
+  echo "4 SSH agents × 2 slots (sshd on 127.0.1.1-4, libssh2): connection setup and dispatch latency"
+  "$fanout" agents check --config "$config" --latency 100 | sed -n '3,$p' | awk 'NF {print "  " $0}'
+  deploy() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); a=r['agents']; print('%.3f %d' % (max(x.get('deploySeconds',0) for x in a), sum(x.get('deployedBytes',0) for x in a)))" "$1"; }
+  ssh_hist="$work/ssh-history.sqlite"
+  cp "$history" "$ssh_hist"
+  t0=$(now); "$fanout" run --config "$config" --bundle "$bundle" --history "$ssh_hist" --report-dir "$work/ssh-cold" >/dev/null || true; t1=$(now)
+  read -r cold_s cold_b <<<"$(deploy "$work/ssh-cold/report.json")"
+  walls=(); mks=(); lbs=(); warm_s=0; warm_b=0
+  for i in $(seq "$repeat"); do
+    t0=$(now); "$fanout" run --config "$config" --bundle "$bundle" --history "$ssh_hist" --report-dir "$work/ssh-$i" >/dev/null || true; t1=$(now)
+    walls+=("$(echo "$t1 - $t0" | bc -l)")
+    mks+=("$(field "$work/ssh-$i/report.json" "r['timing']['makespan']")")
+    lbs+=("$(field "$work/ssh-$i/report.json" "r['timing']['lowerBound']")")
+    read -r warm_s warm_b <<<"$(deploy "$work/ssh-$i/report.json")"
+  done
+  wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
+  printf '  deploy cold: %.2f s, %d bytes sent in all · warm: %.2f s, %d bytes sent\n' "$cold_s" "$cold_b" "$warm_s" "$warm_b"
+  printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" "$wall" "$mk" "$lb" \
+    "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)"
+else
+  echo "(the SSH fleet case needs root to create the fleet's user; skipped)"
+fi
+
 echo
 echo "wall: the whole fanout command with --bundle (discovery, planning, reports and history included; no build)."
 echo "LB: max(total class time / slots, longest class) from the durations measured in that run."

@@ -175,7 +175,7 @@ public final class SSHTransport: Transport {
         continuation.onTermination = { reason in
             guard case .cancelled = reason else { return }
             task.cancel()
-            Task { _ = try? await connection.run(layout.killUnit(unit), timeout: 30) }
+            Task.detached { _ = try? await connection.run(layout.killUnit(unit), timeout: 30) }
         }
         return stream
     }
@@ -187,10 +187,13 @@ public final class SSHTransport: Transport {
     public func shutdown() async {
         let (connection, layout) = state.withLock { ($0.connection, $0.layout) }
         guard let connection else { return }
-        if let layout, connection.isAlive {
-            _ = try? await connection.run(settings.keepRemote ? layout.killAll : layout.cleanup, timeout: 30)
-        }
-        await connection.close()
+        let cleanup = settings.keepRemote ? layout?.killAll : layout?.cleanup
+        // Detached: shutdown often runs in a cancelled task (Ctrl-C), and a cancelled caller would abort the very
+        // command that stops what we started on the agent.
+        await Task.detached {
+            if let cleanup, connection.isAlive { _ = try? await connection.run(cleanup, timeout: 30) }
+            await connection.close()
+        }.value
         state.withLock { $0.connection = nil }
     }
 
