@@ -34,6 +34,9 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Do not record this run in the timing history.")
     var noRecord = false
 
+    @Option(help: "Re-run failed tests up to N times, preferring another agent; fail-then-pass is reported flaky.")
+    var retries: Int?
+
     @Flag(help: "Leave the run's folder on the agents (for debugging); processes are still stopped.")
     var keepRemote = false
 
@@ -47,6 +50,7 @@ struct Run: AsyncParsableCommand {
         if let minTimeout { settings.minimumTimeout = minTimeout }
         if noRecord { settings.recordHistory = false }
         if keepRemote { settings.ssh.keepRemote = true }
+        if let retries { settings.retries = retries }
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)

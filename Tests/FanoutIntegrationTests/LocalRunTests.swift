@@ -167,3 +167,42 @@ import Testing
     }
 }
 
+
+@Suite(.serialized) struct RetryTests {
+    @Test func aTestThatFailsOnceIsFlakyCountedOnceEverywhere() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        var settings = demoSettings(bundle: bundle, dir: dir, filters: ["RetryableFetchTests"],
+                                    env: ["DEMO_FLAKY_DIR": dir.path])
+        settings.retries = 1
+        let outcome = try await Coordinator(settings: settings).run()
+        #expect(outcome.exitCode == .success, "a flaky test does not fail the run")
+        let flaky = try #require(outcome.report.results.first { $0.id.name == "testFetchWithFlakyBackend" })
+        #expect(flaky.outcome == .flaky)
+        #expect(flaky.attempts.map(\.outcome) == [.failed, .passed])
+        #expect(outcome.report.counts.flaky == 1)
+        #expect(outcome.report.counts.total == outcome.report.results.count, "counted once")
+        let others = outcome.report.results.filter { $0.id != flaky.id }
+        #expect(others.allSatisfy { $0.attempts.count == 1 }, "only the failed test runs again")
+        let junit = try String(contentsOfFile: dir.file("report/junit.xml"), encoding: .utf8)
+        #expect(junit.contains("<flakyFailure"))
+        #expect(outcome.summary(color: false).lowercased().contains("flaky"))
+        let json = try String(contentsOfFile: dir.file("report/report.json"), encoding: .utf8)
+        #expect(json.contains("\"flaky\""))
+    }
+
+    @Test func aTestThatFailsEveryAttemptIsFailedWithEveryAttemptsMessages() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        var settings = demoSettings(bundle: bundle, dir: dir, filters: ["ArithmeticTests"], env: ["DEMO_FAIL": "1"])
+        settings.retries = 2
+        let outcome = try await Coordinator(settings: settings).run()
+        #expect(outcome.exitCode == .testFailures)
+        let failed = try #require(outcome.report.result("DemoKitTests.ArithmeticTests/testMultiply"))
+        #expect(failed.outcome == .failed)
+        #expect(failed.attempts.count == 3)
+        #expect(failed.issues.filter { $0.message.contains("deliberate failure") }.count == 3)
+        #expect(outcome.report.counts.failed == 1)
+        #expect(outcome.report.units.count == 3, "the class, then two retries of the one failed test")
+    }
+}

@@ -124,3 +124,17 @@ final class Flag: Sendable {
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }
+
+extension SSHRunTests {
+    @Test func aRetryPrefersAnotherAgent() async throws {
+        let dir = try TempDir()
+        chmod(dir.path, 0o777) // the agents' user writes the flaky marker here
+        var settings = try await fleetSettings(dir, filters: ["RetryableFetchTests"], env: ["DEMO_FLAKY_DIR": dir.path])
+        settings.retries = 1
+        let outcome = try await Coordinator(settings: settings).run()
+        let flaky = try #require(outcome.report.results.first { $0.id.name == "testFetchWithFlakyBackend" })
+        #expect(flaky.outcome == .flaky)
+        #expect(flaky.attempts.count == 2)
+        #expect(flaky.attempts[0].agent != flaky.attempts[1].agent, "the retry ran on another agent")
+    }
+}

@@ -115,7 +115,8 @@ public final class Coordinator: Sendable {
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
         let state = RunState(scheduler: Scheduler(items: prepared.items, options: schedulerOptions),
-                             items: prepared.items, requeueBudget: 2, slots: prepared.slots, progress: progress)
+                             items: prepared.items, requeueBudget: settings.requeueBudget, retries: settings.retries,
+                             slots: prepared.slots, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
         let (transports, archive) = makeTransports(product: prepared.product)
@@ -150,14 +151,14 @@ public final class Coordinator: Sendable {
                             }
                         } catch {
                             await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
-                            await state.agentGone()
                             return nil
                         }
+                        await state.agentReady(transport.name)
                         await withTaskGroup(of: Void.self) { slots in
                             for index in 0..<transport.slots {
                                 let slot = SlotRef(agent: transport.name, index: index)
                                 slots.addTask { [self] in
-                                    while let unit = await state.next(now: now) {
+                                    while let unit = await state.next(for: slot, now: now) {
                                         let done = await self.execute(unit, on: transport, binary: binary, slot: slot,
                                                                       state: state, now: now)
                                         await state.complete(done)
@@ -169,7 +170,7 @@ public final class Coordinator: Sendable {
                                 }
                             }
                         }
-                        await state.agentGone()
+                        await state.agentGone(transport.name)
                         return transport.name
                     }
                 }

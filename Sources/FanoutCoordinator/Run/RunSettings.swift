@@ -33,6 +33,12 @@ public struct RunSettings: Sendable, Hashable {
     public var historyWindow = 10
     /// Estimated cost of starting one test process, used to size batches.
     public var invocationOverhead = 0.02
+    /// Re-run failed tests up to this many times (preferring another agent). A test that fails and then passes
+    /// is flaky: counted once, as a pass with flakes.
+    public var retries = 0
+    /// How often a unit may go back to the queue after its agent was lost (or it died before finishing any test)
+    /// before its tests are reported not run.
+    public var requeueBudget = 2
     public var destination = Destination.local
     /// Remote agents over SSH. Empty: the embedded default, `slots` local slots.
     public var agents: [SSHAgentSpec] = []
@@ -62,6 +68,9 @@ public struct RunSettings: Sendable, Hashable {
         }
         guard percentile > 0, percentile <= 100 else {
             throw FanoutError("the estimate percentile must be in 1...100 (got \(percentile))")
+        }
+        guard retries >= 0, retries <= 10 else {
+            throw FanoutError("--retries must be between 0 and 10 (got \(retries))")
         }
         guard historyWindow >= 1 else {
             throw FanoutError("the history window must be at least 1 run (got \(historyWindow))")

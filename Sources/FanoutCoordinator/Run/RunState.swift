@@ -42,7 +42,9 @@ actor RunState {
         var test: TestID
     }
 
-    init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, slots: Int, progress: @escaping ProgressHandler) {
+    init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int,
+         progress: @escaping ProgressHandler) {
+        self.retries = retries
         self.scheduler = scheduler
         var expected: [ResultKey: (TestID, Framework)] = [:]
         for item in items {
@@ -56,10 +58,12 @@ actor RunState {
 
     /// The next unit for a free slot. Waits while other units still run (they may give work back); nil when the
     /// run is over for this slot.
-    func next(now: @Sendable () -> Double) async -> WorkUnit? {
+    func next(for slot: SlotRef, now: @Sendable () -> Double) async -> WorkUnit? {
         while true {
             if stopped || Task.isCancelled { return nil }
-            if let unit = scheduler.next(now: now()) {
+            // Retries avoid the agent their test failed on while another agent is alive to take them.
+            let alone = liveAgents.subtracting([slot.agent]).isEmpty
+            if let unit = scheduler.next(now: now(), accepts: { alone || $0.avoidAgent != slot.agent }) {
                 running[unit.id] = (unit, now())
                 return unit
             }
@@ -68,8 +72,19 @@ actor RunState {
         }
     }
 
-    /// An agent stopped taking work (unusable, lost, or done). When none is left, waiting slots give up.
-    func agentGone() {
+    private var liveAgents: Set<String> = []
+    private let retries: Int
+
+    /// An agent is deployed and takes work.
+    func agentReady(_ name: String) {
+        liveAgents.insert(name)
+        wakeAll()
+    }
+
+    /// An agent stopped taking work (unusable, lost, or done): waiting slots look again (a retry that avoided an
+    /// agent may now have only that one left).
+    func agentGone(_ name: String) {
+        liveAgents.remove(name)
         wakeAll()
     }
 
@@ -133,11 +148,30 @@ actor RunState {
                 back.append(item)
             }
         }
-        scheduler.requeue(back)
+        scheduler.requeue(back + retryItems(for: done))
         progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
                             duration: done.endedAt - done.startedAt))
         reportStatus()
         wakeAll()
+    }
+
+    /// Failed, crashed or timed-out tests of this unit that have retries left, one item per class, preferring
+    /// another agent. Only those tests run again; the rest of their class is not repeated.
+    private func retryItems(for done: FinishedUnit) -> [WorkItem] {
+        guard retries > 0, !stopped else { return [] }
+        var items: [WorkItem] = []
+        for item in done.unit.items {
+            let failed = item.tests.filter { name in
+                let id = TestID(suite: item.suite, name: name)
+                return done.result.attempts[id]?.outcome.isFailure == true
+            }
+            guard !failed.isEmpty, item.retry < retries else { continue }
+            let seconds = failed.reduce(0.0) { $0 + (done.result.attempts[TestID(suite: item.suite, name: $1)]?.duration ?? 0) }
+            items.append(WorkItem(suite: item.suite, framework: item.framework, destination: item.destination,
+                                  tests: failed, isWholeSuite: false, estimate: max(seconds, 0.01), source: item.source,
+                                  retry: item.retry + 1, avoidAgent: done.slot.agent))
+        }
+        return items
     }
 
     private func isStopping(_ ending: UnitEnding) -> Bool {

@@ -35,9 +35,12 @@ public struct WorkItem: Hashable, Codable, Sendable {
     public var source: EstimateSource
     /// How many times this work went back to the queue after its agent was lost (bounded by the re-queue budget).
     public var requeues: Int
+    /// For a retry of failed tests: which retry (1 = the first re-run), and the agent it should avoid if it can.
+    public var retry: Int
+    public var avoidAgent: String?
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
-                estimate: Double, source: EstimateSource, requeues: Int = 0) {
+                estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {
         self.suite = suite
         self.framework = framework
         self.destination = destination
@@ -46,6 +49,8 @@ public struct WorkItem: Hashable, Codable, Sendable {
         self.estimate = estimate
         self.source = source
         self.requeues = requeues
+        self.retry = retry
+        self.avoidAgent = avoidAgent
     }
 
     public var testIDs: [TestID] { tests.map { TestID(suite: suite, name: $0) } }
