@@ -31,6 +31,17 @@ public protocol Transport: Sendable {
 
     /// Stops everything this transport started and releases its resources.
     func shutdown() async
+
+    /// Forgets a lost connection, so that the next `prepare` connects afresh (re-admitting the agent).
+    func reset() async
+
+    /// False once the agent is known to be lost: its slots stop taking work.
+    var isUsable: Bool { get }
+}
+
+extension Transport {
+    public func reset() async {}
+    public var isUsable: Bool { true }
 }
 
 /// A built test product: the binary and the files that must sit next to it.

@@ -42,6 +42,8 @@ public final class SSHTransport: Transport {
     }
 
     public var deployStats: DeployStats? { state.withLock { $0.deploy } }
+    public var isUsable: Bool { state.withLock { $0.lost == nil } }
+
     /// Why the agent was lost, if it was.
     public var lostReason: String? { state.withLock { $0.lost } }
 
@@ -114,7 +116,8 @@ public final class SSHTransport: Transport {
         let c = try await connection()
         let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
         state.withLock { $0.layout = layout }
-        try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
+        // On re-admission, whatever this run left running there before the connection died goes first.
+        try await check(layout.prepareRun + " && " + layout.killAll, on: c, what: "creating \(layout.runDir)")
         guard let archive else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
         let packed = try await archive.pack()
         let ready = try await check(layout.bundleReady(packed.sha256), on: c, what: "looking for the cached bundle")
@@ -182,6 +185,17 @@ public final class SSHTransport: Transport {
 
     private func markLost(_ why: String) {
         state.withLock { if $0.lost == nil { $0.lost = why } }
+    }
+
+    public func reset() async {
+        let old = state.withLock { s -> SSHConnection? in
+            let c = s.connection
+            s.connection = nil
+            s.connecting = nil
+            s.lost = nil
+            return c
+        }
+        if let old { await Task.detached { await old.close() }.value }
     }
 
     public func shutdown() async {

@@ -141,37 +141,8 @@ public final class Coordinator: Sendable {
             let usable = await withTaskGroup(of: String?.self) { group in
                 for transport in transports {
                     group.addTask { [self] in
-                        let binary: String
-                        do {
-                            progress(.phase("deploying to \(transport.name)"))
-                            binary = try await transport.prepare(product: product, runID: runID)
-                            if let stats = (transport as? SSHTransport)?.deployStats {
-                                progress(.phase("\(transport.name) ready in \(formatSeconds(stats.seconds)): "
-                                    + (stats.cached ? "product already in its cache (0 bytes sent)" : "sent \(stats.bytesSent) bytes")))
-                            }
-                        } catch {
-                            await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
-                            return nil
-                        }
-                        await state.agentReady(transport.name)
-                        await withTaskGroup(of: Void.self) { slots in
-                            for index in 0..<transport.slots {
-                                let slot = SlotRef(agent: transport.name, index: index)
-                                slots.addTask { [self] in
-                                    while let unit = await state.next(for: slot, now: now) {
-                                        let done = await self.execute(unit, on: transport, binary: binary, slot: slot,
-                                                                      state: state, now: now)
-                                        await state.complete(done)
-                                        if case .agentLost(let why) = done.ending {
-                                            await state.warn("agent \(transport.name) was lost (\(why)): its work goes to the other agents")
-                                            break
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                        await state.agentGone(transport.name)
-                        return transport.name
+                        await serve(transport, product: product, runID: runID, state: state, now: now)
+                            ? transport.name : nil
                     }
                 }
                 var names: [String] = []
@@ -183,6 +154,67 @@ public final class Coordinator: Sendable {
             Task { await state.stop() }
         }
         return (interrupted, usable)
+    }
+
+    /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
+    /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
+    private func serve(_ transport: any Transport, product: TestProduct, runID: String, state: RunState,
+                       now: @escaping @Sendable () -> Double) async -> Bool {
+        var admitted = false
+        var attempts = 0
+        let backoff: [Double] = [1, 2, 4, 8, 15, 15]
+        while !Task.isCancelled {
+            let binary: String
+            do {
+                progress(.phase(admitted ? "re-admitting \(transport.name)" : "deploying to \(transport.name)"))
+                binary = try await transport.prepare(product: product, runID: runID)
+            } catch {
+                guard admitted else {
+                    await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
+                    return false
+                }
+                guard attempts < backoff.count, await state.hasWork else {
+                    await state.warn("agent \(transport.name) did not come back (\(error)); the run went on without it")
+                    return true
+                }
+                try? await Task.sleep(for: .seconds(backoff[attempts]))
+                attempts += 1
+                continue
+            }
+            if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
+            if let stats = (transport as? SSHTransport)?.deployStats {
+                progress(.phase("\(transport.name) ready in \(formatSeconds(stats.seconds)): "
+                    + (stats.cached ? "product already in its cache (0 bytes sent)" : "sent \(stats.bytesSent) bytes")))
+            }
+            admitted = true
+            attempts = 0
+            await state.agentReady(transport.name)
+            let lost = await withTaskGroup(of: Bool.self) { slots in
+                for index in 0..<transport.slots {
+                    let slot = SlotRef(agent: transport.name, index: index)
+                    slots.addTask { [self] in
+                        while transport.isUsable, let unit = await state.next(for: slot, now: now) {
+                            let done = await execute(unit, on: transport, binary: binary, slot: slot, state: state, now: now)
+                            await state.complete(done)
+                            if case .agentLost(let why) = done.ending {
+                                await state.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
+                                return true
+                            }
+                        }
+                        return false
+                    }
+                }
+                var lost = false
+                for await l in slots where l { lost = true }
+                return lost
+            }
+            await state.agentGone(transport.name)
+            guard lost, await state.hasWork else { break }
+            await transport.reset()
+            try? await Task.sleep(for: .seconds(backoff[0]))
+            attempts = 1
+        }
+        return admitted
     }
 
     /// Runs one unit on one slot and collects what it produced.

@@ -75,6 +75,9 @@ actor RunState {
     private var liveAgents: Set<String> = []
     private let retries: Int
 
+    /// Work is queued or running: a lost agent is worth re-admitting.
+    var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty) }
+
     /// An agent is deployed and takes work.
     func agentReady(_ name: String) {
         liveAgents.insert(name)

@@ -1,0 +1,144 @@
+import FanoutAgents
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Synchronization
+import Testing
+
+/// Progress events with the time they arrived, for measuring how fast something was noticed.
+final class EventLog: Sendable {
+    private let entries = Mutex<[(Date, ProgressEvent)]>([])
+    func record(_ e: ProgressEvent) { entries.withLock { $0.append((Date(), e)) } }
+    var all: [(Date, ProgressEvent)] { entries.withLock { $0 } }
+
+    func firstWarning(containing text: String) -> Date? {
+        all.first { if case .warning(let w) = $0.1 { w.contains(text) } else { false } }?.0
+    }
+
+    func firstUnitStarted(on agent: String) -> Date? {
+        all.first { if case .unitStarted(_, let a, _, _, _) = $0.1 { a == agent } else { false } }?.0
+    }
+}
+
+/// Agents that die or freeze mid-run, against the real local fleet (faults injected by PID with fault.sh).
+@Suite(.serialized) struct ResilienceTests {
+    let fault = repositoryRoot.appendingPathComponent("Agents/local-fleet/fault.sh").path
+
+    func inject(_ agent: String, _ what: String) async {
+        _ = await LocalTransport(slots: 1).capture(Command(
+            executable: "/bin/bash", arguments: [fault, "--dir", IntegrationFleet.directory, agent, what]), timeout: 60)
+    }
+
+    /// SIGKILL of the agent's sshd sessions (the master's per-connection children and their sshd children), by
+    /// PID: the connection dies as if the host vanished, while the test processes themselves are left for Fanout
+    /// to clean up when the agent is re-admitted.
+    func killSessions(_ agent: String) async {
+        let pidFile = IntegrationFleet.directory + "/agents/\(agent)/sshd.pid"
+        let script = """
+        m=$(cat \(pidFile)) || exit 1
+        for c in $(pgrep -P "$m"); do
+          for g in $(pgrep -P "$c"); do [ "$(cat /proc/$g/comm 2>/dev/null)" = sshd ] && kill -KILL "$g"; done
+          kill -KILL "$c"
+        done
+        """
+        _ = await LocalTransport(slots: 1).capture(Command(executable: "/bin/sh", arguments: ["-c", script]), timeout: 30)
+    }
+
+    func settings(_ dir: TempDir, filters: [String] = [], env: [String: String] = [:]) async throws -> RunSettings {
+        var s = try await IntegrationFleet.shared.settings()
+        let local = demoSettings(bundle: try await DemoSuite.shared.bundle(), dir: dir, filters: filters, env: env)
+        s.bundlePath = local.bundlePath
+        s.filters = filters
+        s.historyPath = local.historyPath
+        s.reportDirectory = local.reportDirectory
+        s.destination = local.destination
+        return s
+    }
+
+    func waitFor(_ condition: @Sendable () -> Bool, seconds: Double = 60) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { throw TestFailure("timed out waiting") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func aKilledAgentIsNoticedWithinASecondAndTheRunCompletes() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir)
+        let log = EventLog()
+        let run = Task { try await Coordinator(settings: s) { log.record($0) }.run() }
+        try await waitFor { log.firstUnitStarted(on: "agent-2") != nil }
+        try await Task.sleep(for: .milliseconds(500))
+        let killedAt = Date()
+        await killSessions("agent-2")
+        let outcome = try await run.value
+
+        let noticed = try #require(log.firstWarning(containing: "agent-2 was lost"))
+        #expect(noticed.timeIntervalSince(killedAt) < 1.0, "noticed after \(noticed.timeIntervalSince(killedAt)) s")
+        #expect(outcome.exitCode == .success)
+        let ids = outcome.report.results.map(\.id)
+        #expect(Set(ids).count == ids.count && ids.count >= 200, "every test exactly once")
+        #expect(outcome.report.counts.failures == 0 && outcome.report.counts.notRun == 0)
+        #expect(outcome.report.units.contains { $0.agent == "agent-2" && $0.ending.contains("agent lost") })
+        #expect(log.firstWarning(containing: "agent-2 is back") != nil, "its master still listens: re-admitted at once")
+        let left = try await IntegrationFleet.processesOnAgent(s.agents[1], settings: s.ssh)
+        #expect(left.isEmpty, "what the lost session left running was killed on re-admission: \(left)")
+    }
+
+    @Test func aFrozenAgentIsNoticedWithinTenSecondsAndReadmittedAfterThaw() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir)
+        #expect(s.ssh.deadAfter <= 10)
+        let log = EventLog()
+        let run = Task { try await Coordinator(settings: s) { log.record($0) }.run() }
+        try await waitFor { log.firstUnitStarted(on: "agent-3") != nil }
+        try await Task.sleep(for: .milliseconds(300))
+        let frozenAt = Date()
+        await inject("agent-3", "freeze")
+        do {
+            try await waitFor({ log.firstWarning(containing: "agent-3 was lost") != nil }, seconds: 20)
+        } catch {
+            await inject("agent-3", "thaw")
+            throw error
+        }
+        await inject("agent-3", "thaw")
+        let outcome = try await run.value
+        let noticed = try #require(log.firstWarning(containing: "agent-3 was lost"))
+        #expect(noticed.timeIntervalSince(frozenAt) < 10, "noticed after \(noticed.timeIntervalSince(frozenAt)) s")
+        #expect(log.firstWarning(containing: "agent-3 is back") != nil, "re-admitted after SIGCONT")
+        #expect(outcome.exitCode == .success)
+        let ids = outcome.report.results.map(\.id)
+        #expect(Set(ids).count == ids.count && outcome.report.counts.notRun == 0)
+    }
+
+    @Test func anAgentThatDiesEveryTimeCannotKeepAUnitCycling() async throws {
+        let dir = try TempDir()
+        var s = try await settings(dir, filters: ["^DemoKitTests\\.LargeInputTests$"])
+        s.agents = [s.agents[0]]
+        let killer = Task {
+            // Every time the unit starts on agent-1, the agent dies; then it comes back.
+            var seen = 0
+            while !Task.isCancelled {
+                let starts = log.all.filter { if case .unitStarted = $0.1 { true } else { false } }.count
+                if starts > seen {
+                    seen = starts
+                    try await Task.sleep(for: .milliseconds(300))
+                    await killSessions("agent-1")
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let outcome = try await Coordinator(settings: s) { log.record($0) }.run()
+        killer.cancel()
+        #expect(outcome.exitCode == .infrastructure)
+        // Tests that finished before a kill keep their result; the rest are not run, and the report says why.
+        let notRun = outcome.report.results.filter { $0.outcome == .notRun }
+        #expect(!notRun.isEmpty)
+        #expect(notRun.allSatisfy { $0.issues.last?.message.contains("budget") == true })
+        #expect(outcome.report.results.allSatisfy { $0.outcome == .notRun || $0.outcome == .passed })
+        #expect(outcome.report.units.count == s.requeueBudget + 1, "first try plus the budget, then it stops")
+    }
+
+    let log = EventLog()
+}
