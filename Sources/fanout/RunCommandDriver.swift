@@ -16,6 +16,7 @@ struct RunCommandDriver {
         let signals = SignalWatcher { signal, count in
             if count == 1 {
                 Terminal.err("\nfanout: \(signal == SIGINT ? "interrupted" : "terminated"): stopping, writing a partial report (again to quit at once)")
+                if signal == SIGTERM { coordinator.noteInterruption(.terminated) }
                 task.cancel()
             } else {
                 Coordinator.killEverythingNow()
@@ -43,7 +44,6 @@ struct RunCommandDriver {
         if let dir = outcome.reportDirectory {
             print("Report: \(dir)/report.json and \(dir)/junit.xml")
         }
-        if outcome.exitCode == .interrupted, signals.lastSignal == SIGTERM { return ExitCode.terminated.rawValue }
         return outcome.exitCode.rawValue
     }
 }
@@ -54,7 +54,7 @@ final class SignalWatcher: Sendable {
     private let count = SignalCount()
 
     private final class SignalCount: Sendable {
-        let value = Mutex((total: 0, last: Int32(0)))
+        let value = Mutex(0)
     }
 
     init(_ handler: @escaping @Sendable (Int32, Int) -> Void) {
@@ -66,9 +66,8 @@ final class SignalWatcher: Sendable {
         for (sig, source) in zip([SIGINT, SIGTERM], made) {
             source.setEventHandler { [count] in
                 let n = count.value.withLock { c -> Int in
-                    c.total += 1
-                    c.last = sig
-                    return c.total
+                    c += 1
+                    return c
                 }
                 handler(sig, n)
             }
@@ -76,8 +75,6 @@ final class SignalWatcher: Sendable {
         }
         sources = Mutex(made)
     }
-
-    var lastSignal: Int32 { count.value.withLock { $0.last } }
 
     func cancel() {
         sources.withLock { for s in $0 { s.cancel() } }

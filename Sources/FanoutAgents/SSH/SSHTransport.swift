@@ -3,6 +3,9 @@ import FanoutSSH
 import Foundation
 import Synchronization
 
+/// SSH transports with an open run, for the emergency stop of a second Ctrl-C.
+private let liveTransports = Mutex<[ObjectIdentifier: SSHTransport]>([:])
+
 /// A remote machine reached over SSH: one connection for the whole run, one channel per running unit.
 ///
 /// Every unit runs in its own process group inside the run's folder on the agent; a time-out or a cancel kills
@@ -116,6 +119,7 @@ public final class SSHTransport: Transport {
         let c = try await connection()
         let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
         state.withLock { $0.layout = layout }
+        liveTransports.withLock { $0[ObjectIdentifier(self)] = self }
         // On re-admission, whatever this run left running there before the connection died goes first.
         try await check(layout.prepareRun + " && " + layout.killAll, on: c, what: "creating \(layout.runDir)")
         guard let archive else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
@@ -209,6 +213,24 @@ public final class SSHTransport: Transport {
             await connection.close()
         }.value
         state.withLock { $0.connection = nil }
+        liveTransports.withLock { $0[ObjectIdentifier(self)] = nil }
+    }
+
+    /// Kills every unit this process started on any agent, waiting at most `deadline` seconds: the last thing a
+    /// coordinator does when told to quit at once (remote processes outlive a dropped SSH session).
+    public static func emergencyStop(deadline: Double = 2) {
+        let targets = liveTransports.withLock { Array($0.values) }
+        let done = DispatchSemaphore(value: 0)
+        for t in targets {
+            let (connection, layout) = t.state.withLock { ($0.connection, $0.layout) }
+            guard let connection, let layout else { done.signal(); continue }
+            Task.detached {
+                _ = try? await connection.run(layout.killAll, timeout: deadline)
+                done.signal()
+            }
+        }
+        let end = DispatchTime.now() + deadline
+        for _ in targets { _ = done.wait(timeout: end) }
     }
 
     /// OpenSSH reports signals by name (`KILL`, `SEGV`).

@@ -4,6 +4,7 @@ import FanoutHistory
 import FanoutReports
 import FanoutRunners
 import Foundation
+import Synchronization
 
 /// What `fanout run` produced.
 public struct RunOutcome: Sendable {
@@ -33,6 +34,12 @@ public final class Coordinator: Sendable {
     public let settings: RunSettings
     private let injected: [any Transport]?
     private let progress: ProgressHandler
+    private let interruption = Mutex(ExitCode.interrupted)
+
+    /// Says why the run is about to be cancelled (SIGTERM rather than SIGINT): the report's exit code follows it.
+    public func noteInterruption(_ code: ExitCode) {
+        interruption.withLock { $0 = code }
+    }
 
     /// Without transports: the config's SSH agents, or the embedded default of `settings.slots` local slots.
     public init(settings: RunSettings, transports: [any Transport]? = nil, progress: @escaping ProgressHandler = { _ in }) {
@@ -296,7 +303,7 @@ public final class Coordinator: Sendable {
         let counts = Counts(results.map(\.outcome))
         let infrastructure = counts.notRun > 0 || usable.isEmpty
             || finished.contains { $0.result.problem != nil }
-        let exit: ExitCode = interrupted ? .interrupted
+        let exit: ExitCode = interrupted ? interruption.withLock { $0 }
             : counts.failures > 0 ? .testFailures
             : infrastructure ? .infrastructure : .success
 
@@ -401,8 +408,10 @@ extension RunOutcome {
 }
 
 extension Coordinator {
-    /// A second Ctrl-C: kill every local process group this coordinator started, right now.
+    /// A second Ctrl-C: kill every local process group this coordinator started, and (within 2 s) every unit it
+    /// started on an agent.
     public static func killEverythingNow() {
         LocalProcess.killAll()
+        SSHTransport.emergencyStop(deadline: 2)
     }
 }
