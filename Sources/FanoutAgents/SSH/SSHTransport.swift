@@ -120,8 +120,9 @@ public final class SSHTransport: Transport {
         let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
         state.withLock { $0.layout = layout }
         liveTransports.withLock { $0[ObjectIdentifier(self)] = self }
+        try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
         // On re-admission, whatever this run left running there before the connection died goes first.
-        try await check(layout.prepareRun + " && " + layout.killAll, on: c, what: "creating \(layout.runDir)")
+        try await check(layout.killAll, on: c, what: "stopping what this run left on the agent")
         guard let archive else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
         let packed = try await archive.pack()
         let ready = try await check(layout.bundleReady(packed.sha256), on: c, what: "looking for the cached bundle")

@@ -116,6 +116,9 @@ public final class Coordinator: Sendable {
         let t0 = clock.now
         let now: @Sendable () -> Double = { (clock.now - t0).seconds }
 
+        let reportDirectory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
+            ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: runID)
+        try Self.checkWritable(reportDirectory)
         let prepared = try await prepare()
         for w in prepared.warnings { progress(.warning(w)) }
         progress(.planned(tests: prepared.catalog.testCount, items: prepared.items.count, slots: prepared.slots,
@@ -137,7 +140,8 @@ public final class Coordinator: Sendable {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
         return await finish(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: now(),
-                            interrupted: interrupted, transports: transports, usable: usable)
+                            interrupted: interrupted, transports: transports, usable: usable,
+                            reportDirectory: reportDirectory)
     }
 
     /// Deploys to every agent in parallel; each agent's slots start taking work as soon as its own deployment is
@@ -280,7 +284,8 @@ public final class Coordinator: Sendable {
     // MARK: - After the run
 
     private func finish(prepared: Prepared, state: RunState, runID: String, startedAt: Date, now: Double,
-                        interrupted: Bool, transports: [any Transport], usable: [String]) async -> RunOutcome {
+                        interrupted: Bool, transports: [any Transport], usable: [String],
+                        reportDirectory directory: URL) async -> RunOutcome {
         let reason = interrupted ? "the run was interrupted before this test ran"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
         let results = await state.results(reasonForMissing: reason)
@@ -338,8 +343,6 @@ public final class Coordinator: Sendable {
             report.warnings = warnings
         }
 
-        let directory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
-            ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: report.runID)
         do {
             let files = try ReportWriter().write(report, to: directory)
             return RunOutcome(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
@@ -374,6 +377,19 @@ public final class Coordinator: Sendable {
         if let worst = outcomes.filter({ $0.isFailure || $0 == .notRun }).max() { return worst }
         if !outcomes.isEmpty, outcomes.allSatisfy({ $0 == .skipped }) { return .skipped }
         return outcomes.contains(.flaky) ? .flaky : .passed
+    }
+
+    /// A run whose report cannot be written is a run wasted: find out before the first test starts.
+    static func checkWritable(_ directory: URL) throws(FanoutError) {
+        let probe = directory.appendingPathComponent(".fanout-write-check")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data().write(to: probe)
+            try FileManager.default.removeItem(at: probe)
+        } catch {
+            throw FanoutError("cannot write reports to \(directory.path): \(error.localizedDescription)",
+                              hint: "Make the folder writable, or choose another with --report-dir (or reports: in the config).")
+        }
     }
 
     static func makeRunID(_ date: Date) -> String {
