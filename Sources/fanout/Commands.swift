@@ -89,7 +89,21 @@ struct List: AsyncParsableCommand {
 
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "history", abstract: "Look at the timing history.", subcommands: [Show.self])
+        commandName: "history", abstract: "Look at the timing history.", subcommands: [Show.self, Flaky.self])
+
+    struct Flaky: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Tests by flake rate over recent runs.")
+
+        @Option(help: "The timing history database.")
+        var history = ".fanout/history.sqlite"
+
+        @Option(help: "How many recent runs to look at.")
+        var runs = 20
+
+        func run() async throws {
+            print(try Inspector.flakyTable(path: history, runs: runs).rendered())
+        }
+    }
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Recent runs and per-class timing statistics.")

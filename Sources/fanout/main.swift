@@ -35,3 +35,4 @@ extension PlanCommand: AsyncRunnable { mutating func runAsync() async throws { t
 extension List: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension HistoryCommand.Show: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension AgentsCommand.Check: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension HistoryCommand.Flaky: AsyncRunnable { mutating func runAsync() async throws { try await run() } }

@@ -189,6 +189,10 @@ import Testing
         #expect(outcome.summary(color: false).lowercased().contains("flaky"))
         let json = try String(contentsOfFile: dir.file("report/report.json"), encoding: .utf8)
         #expect(json.contains("\"flaky\""))
+        let (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])
+        #expect(code == 0)
+        #expect(out.contains("IntegrationTests.RetryableFetchTests/testFetchWithFlakyBackend"))
+        #expect(out.contains("100.0%"), "flaky in its only run: \(out)")
     }
 
     @Test func aTestThatFailsEveryAttemptIsFailedWithEveryAttemptsMessages() async throws {

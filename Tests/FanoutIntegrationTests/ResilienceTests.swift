@@ -75,6 +75,7 @@ final class EventLog: Sendable {
         let outcome = try await run.value
 
         let noticed = try #require(log.firstWarning(containing: "agent-2 was lost"))
+        print("measured: killed sshd session noticed after \(Int(noticed.timeIntervalSince(killedAt) * 1000)) ms")
         #expect(noticed.timeIntervalSince(killedAt) < 1.0, "noticed after \(noticed.timeIntervalSince(killedAt)) s")
         #expect(outcome.exitCode == .success)
         let ids = outcome.report.results.map(\.id)
@@ -105,6 +106,7 @@ final class EventLog: Sendable {
         await inject("agent-3", "thaw")
         let outcome = try await run.value
         let noticed = try #require(log.firstWarning(containing: "agent-3 was lost"))
+        print("measured: frozen agent noticed after \(Int(noticed.timeIntervalSince(frozenAt) * 1000)) ms")
         #expect(noticed.timeIntervalSince(frozenAt) < 10, "noticed after \(noticed.timeIntervalSince(frozenAt)) s")
         #expect(log.firstWarning(containing: "agent-3 is back") != nil, "re-admitted after SIGCONT")
         #expect(outcome.exitCode == .success)

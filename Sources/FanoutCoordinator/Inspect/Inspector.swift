@@ -40,6 +40,25 @@ public enum Inspector {
                      headers: ["class", "framework", "tests", "estimate (s)", "source"], rows: rows, numeric: [2, 3])
     }
 
+    /// `fanout history flaky`: tests by flake rate (runs where they failed, then passed on a retry) over recent runs.
+    public static func flakyTable(path: String, runs: Int) throws(FanoutError) -> Table {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw FanoutError("no timing history at \(path)", hint: "Run `fanout run` first, or point --history at the file.")
+        }
+        do {
+            let (store, _) = try HistoryStore.open(at: path)
+            let rows = try store.flakyTests(runs: runs).map { f in
+                [f.test.description, f.destination, "\(String(format1: f.rate * 100))%", String(f.flakyRuns), String(f.runs),
+                 String(f.attempts)]
+            }
+            return Table(title: "Flaky tests over the last \(runs) runs (flaky: failed, then passed on a retry)",
+                         headers: ["test", "destination", "flake rate", "flaky runs", "runs", "attempts"], rows: rows,
+                         numeric: [2, 3, 4, 5])
+        } catch {
+            throw FanoutError("cannot read the timing history at \(path): \(error)", exitCode: .infrastructure)
+        }
+    }
+
     /// `fanout history show`: recent runs and per-class timing statistics.
     public static func historyTables(path: String, destination: String?, limit: Int) throws(FanoutError) -> [Table] {
         guard FileManager.default.fileExists(atPath: path) else {
