@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "fanout", targets: ["fanout"]),
+        .executable(name: "fanout-bench", targets: ["FanoutBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -35,6 +36,11 @@ let package = Package(
         ], swiftSettings: strict),
         .executableTarget(name: "fanout", dependencies: [
             "FanoutCoordinator", "FanoutCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: strict),
+        // Benchmarks (not tests): generated suites, every alternative strategy, and large simulated fleets.
+        .executableTarget(name: "FanoutBench", dependencies: [
+            "FanoutCore", "FanoutAgents",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
