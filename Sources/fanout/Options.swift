@@ -29,6 +29,12 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Leave out classes whose Module.Class matches this regex (repeatable).")
     var skip: [String] = []
 
+    @Option(help: "Never split classes matching this regex by methods (repeatable).")
+    var keepWhole: [String] = []
+
+    @Flag(help: "Never split long classes by methods.")
+    var noSplit = false
+
     @Option(help: "Local worker slots (default: the number of cores).")
     var slots: Int?
 
@@ -46,6 +52,8 @@ struct CommonOptions: ParsableArguments {
         if !filter.isEmpty { settings.filters = filter }
         if !skip.isEmpty { settings.skips = skip }
         if let slots { settings.slots = slots }
+        if !keepWhole.isEmpty { settings.keepWhole = keepWhole }
+        if noSplit { settings.splitClasses = false }
         if let history { settings.historyPath = history }
         try settings.validate()
         return settings

@@ -83,7 +83,12 @@ public final class Coordinator: Sendable {
         }
         var warnings: [String] = []
         let history = readHistory(warnings: &warnings)
-        let items = settings.estimator.workItems(for: catalog, destination: settings.destination.name, history: history)
+        let whole = settings.estimator.workItems(for: catalog, destination: settings.destination.name, history: history)
+        let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
+        let items = settings.splitClasses
+            ? MethodSplitter(slots: slotCount, overhead: settings.invocationOverhead, percentile: settings.percentile / 100)
+                .split(whole, history: history, keepWhole: keepWhole.matches)
+            : whole
         let scheduler = Scheduler(items: items, options: schedulerOptions)
         let plan = scheduler.plan()
         return Prepared(product: product, catalog: catalog, items: items, plan: plan, warnings: warnings,
@@ -302,9 +307,10 @@ public final class Coordinator: Sendable {
         }
         let firstStart = finished.map(\.startedAt).min() ?? now
         let lastEnd = finished.map(\.endedAt).max() ?? now
+        // The longest piece of work that was scheduled as one (a whole class, or a group of a split class).
         let actuals = classes.compactMap(\.actual)
-        let lowerBound = Scheduler.lowerBound(work: actuals.reduce(0, +), longest: actuals.max() ?? 0,
-                                              slots: prepared.slots)
+        let longestPiece = finished.flatMap { $0.result.suiteDurations.values }.max() ?? 0
+        let lowerBound = Scheduler.lowerBound(work: actuals.reduce(0, +), longest: longestPiece, slots: prepared.slots)
         let counts = Counts(results.map(\.outcome))
         let infrastructure = counts.notRun > 0 || usable.isEmpty
             || finished.contains { $0.result.problem != nil }
@@ -354,22 +360,33 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// Estimate versus actual per class and destination; a class's outcome is its worst test's.
+    /// Estimate versus actual per class and destination, pieces of split classes merged back into their class;
+    /// a class's outcome is its worst test's.
     static func classReports(items: [WorkItem], finished: [FinishedUnit], results: [TestResult]) -> [ClassReport] {
         var byClass: [String: [Outcome]] = [:]
         for r in results { byClass["\(r.destination)|\(r.id.suite)", default: []].append(r.outcome) }
-        return items.map { item in
+        var order: [String] = []
+        var pieces: [String: [WorkItem]] = [:]
+        for item in items {
             let key = "\(item.destination)|\(item.suite)"
-            let mine = finished.filter { $0.unit.destination == item.destination }
-            let pieces = mine.compactMap { $0.result.suiteDurations[item.suite] }
-            let complete = mine.contains { $0.result.completeSuites.contains(item.suite) }
-            let agent = mine.last { $0.result.suiteDurations[item.suite] != nil }?.slot.agent
-            return ClassReport(suite: item.suite, framework: item.framework, destination: item.destination,
-                               testCount: item.tests.count, estimate: item.estimate,
-                               estimateSource: item.source.description,
-                               actual: pieces.isEmpty ? nil : pieces.reduce(0, +),
-                               outcome: classOutcome(byClass[key] ?? []),
-                               timingIsComplete: complete && pieces.count == 1, agent: agent)
+            if pieces[key] == nil { order.append(key) }
+            pieces[key, default: []].append(item)
+        }
+        return order.compactMap { key -> ClassReport? in
+            guard let parts = pieces[key], let first = parts.first else { return nil }
+            let mine = finished.filter { $0.unit.destination == first.destination }
+            let runs = mine.filter { $0.result.suiteDurations[first.suite] != nil }
+            let times = runs.compactMap { $0.result.suiteDurations[first.suite] }
+            // Its time teaches the history only when every piece ran normally and together they covered the class.
+            let covered = Set(runs.flatMap { $0.unit.items.filter { $0.suite == first.suite }.flatMap(\.tests) })
+            let wanted = Set(parts.flatMap(\.tests))
+            let complete = !runs.isEmpty && covered == wanted && runs.allSatisfy { $0.result.completeSuites.contains(first.suite) }
+            return ClassReport(suite: first.suite, framework: first.framework, destination: first.destination,
+                               testCount: wanted.count, estimate: parts.reduce(0) { $0 + $1.estimate },
+                               estimateSource: parts.count > 1 ? "\(first.source) · split in \(parts.count)" : first.source.description,
+                               actual: times.isEmpty ? nil : times.reduce(0, +),
+                               outcome: classOutcome(byClass[key] ?? []), timingIsComplete: complete,
+                               agent: runs.last?.slot.agent)
         }.sorted { ($0.destination, $0.suite) < ($1.destination, $1.suite) }
     }
 

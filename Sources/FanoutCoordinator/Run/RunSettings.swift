@@ -33,6 +33,11 @@ public struct RunSettings: Sendable, Hashable {
     public var historyWindow = 10
     /// Estimated cost of starting one test process, used to size batches.
     public var invocationOverhead = 0.02
+    /// Classes (regexes over `Module.Class`) that are never split by methods, however long: for classes whose
+    /// class-level set-up is expensive or whose tests depend on each other.
+    public var keepWhole: [String] = []
+    /// Split classes longer than one slot's share of the work into groups of methods.
+    public var splitClasses = true
     /// Re-run failed tests up to this many times (preferring another agent). A test that fails and then passes
     /// is flaky: counted once, as a pass with flakes.
     public var retries = 0
@@ -76,6 +81,7 @@ public struct RunSettings: Sendable, Hashable {
             throw FanoutError("the history window must be at least 1 run (got \(historyWindow))")
         }
         _ = try ClassFilter(filters: filters, skips: skips)
+        _ = try ClassPatterns(keepWhole, option: "keep_whole")
         var names: Set<String> = []
         for agent in agents {
             guard names.insert(agent.name).inserted else {
@@ -92,32 +98,44 @@ public struct RunSettings: Sendable, Hashable {
     }
 }
 
-/// `--filter` / `--skip`: regular expressions over `Module.Class`.
-public struct ClassFilter: Sendable {
-    private let filters: [NSRegularExpressionBox]
-    private let skips: [NSRegularExpressionBox]
+/// Regular expressions over `Module.Class`.
+public struct ClassPatterns: Sendable {
+    private let patterns: [NSRegularExpressionBox]
 
-    public init(filters: [String], skips: [String]) throws(FanoutError) {
-        func compile(_ pattern: String, _ flag: String) throws(FanoutError) -> NSRegularExpressionBox {
+    public init(_ patterns: [String], option: String) throws(FanoutError) {
+        var compiled: [NSRegularExpressionBox] = []
+        for pattern in patterns {
             do {
-                return NSRegularExpressionBox(try NSRegularExpression(pattern: pattern))
+                compiled.append(NSRegularExpressionBox(try NSRegularExpression(pattern: pattern)))
             } catch {
-                throw FanoutError("\(flag) '\(pattern)' is not a valid regular expression",
-                                  hint: "Filters are regular expressions over Module.Class, e.g. --filter '^MyTests\\.Login'.")
+                throw FanoutError("\(option) '\(pattern)' is not a valid regular expression",
+                                  hint: "Patterns are regular expressions over Module.Class, e.g. --filter '^MyTests\\.Login'.")
             }
         }
-        var f: [NSRegularExpressionBox] = []
-        for p in filters { f.append(try compile(p, "--filter")) }
-        var s: [NSRegularExpressionBox] = []
-        for p in skips { s.append(try compile(p, "--skip")) }
-        self.filters = f
-        self.skips = s
+        self.patterns = compiled
+    }
+
+    public var isEmpty: Bool { patterns.isEmpty }
+
+    /// Whether any pattern matches `Module.Class`.
+    public func matches(_ suite: SuiteID) -> Bool {
+        let name = suite.description
+        return patterns.contains { $0.matches(name) }
+    }
+}
+
+/// `--filter` / `--skip`: a class runs when it matches any filter (or there is none) and no skip.
+public struct ClassFilter: Sendable {
+    private let filters: ClassPatterns
+    private let skips: ClassPatterns
+
+    public init(filters: [String], skips: [String]) throws(FanoutError) {
+        self.filters = try ClassPatterns(filters, option: "--filter")
+        self.skips = try ClassPatterns(skips, option: "--skip")
     }
 
     public func accepts(_ suite: SuiteID) -> Bool {
-        let name = suite.description
-        if !filters.isEmpty, !filters.contains(where: { $0.matches(name) }) { return false }
-        return !skips.contains { $0.matches(name) }
+        (filters.isEmpty || filters.matches(suite)) && !skips.matches(suite)
     }
 }
 

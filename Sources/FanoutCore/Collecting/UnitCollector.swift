@@ -10,7 +10,8 @@ public struct UnitResult: Sendable, Hashable {
     public var measurements: [Measurement]
     /// Time of each class as the framework measured it (suite time), or the sum of its tests' times.
     public var suiteDurations: [SuiteID: Double]
-    /// Classes of the unit that ran whole and ended normally: their time may teach the history.
+    /// Classes (or pieces of classes) of the unit whose every selected test ended normally: their time may teach
+    /// the history.
     public var completeSuites: Set<SuiteID>
     /// Why the unit is an error although it may have reported tests (zero tests selected, odd exit).
     public var problem: String?
@@ -155,7 +156,7 @@ public struct UnitCollector: Sendable {
             let normal = mine.count == ids.count
                 && mine.allSatisfy { [.passed, .failed, .skipped].contains($0.outcome) }
                 && mine.contains { $0.outcome != .skipped }
-            if item.isWholeSuite, normal, !abnormal { complete.insert(item.suite) }
+            if normal, !abnormal { complete.insert(item.suite) }
         }
 
         return UnitResult(attempts: attempts, leftovers: leftovers, missing: missing, measurements: measurements,

@@ -198,7 +198,8 @@ public struct Timing: Codable, Sendable, Hashable {
     public var preparation: Double
     /// Seconds from the first unit's start to the last unit's end.
     public var makespan: Double
-    /// The lower bound computed from the durations measured in this run (max(work / slots, longest unit)).
+    /// The lower bound computed from the durations measured in this run: max(work / slots, longest piece of work
+    /// scheduled as one — a whole class, or a group of methods of a split class).
     public var lowerBound: Double
     /// makespan / lowerBound (1.0 is perfect).
     public var efficiency: Double

@@ -1,0 +1,66 @@
+/// Splits classes that are too long for one slot into groups of methods.
+///
+/// A class whose estimate exceeds one slot's share of the work (total / slots) would by itself keep the run above
+/// that lower bound: no schedule of whole classes can finish before it does. Such a class is cut into groups of
+/// methods balanced by their own timing history (methods never seen share what is left of the class's estimate),
+/// each group a work item of its own. Groups aim at half a share, so the pull queue can still balance the end.
+public struct MethodSplitter: Sendable, Hashable {
+    public var slots: Int
+    /// Start-up cost of a test process: a group is never smaller than a few of these.
+    public var overhead: Double
+    /// Percentile of a method's recent durations used as its estimate.
+    public var percentile: Double
+
+    public init(slots: Int, overhead: Double = 0.02, percentile: Double = 0.8) {
+        self.slots = max(1, slots)
+        self.overhead = overhead
+        self.percentile = percentile
+    }
+
+    /// The items with every oversized class (not kept whole) replaced by its groups.
+    public func split(_ items: [WorkItem], history: TimingHistory, keepWhole: (SuiteID) -> Bool = { _ in false })
+        -> [WorkItem]
+    {
+        let total = items.reduce(0) { $0 + $1.estimate }
+        let share = total / Double(slots)
+        guard share > 0 else { return items }
+        return items.flatMap { item -> [WorkItem] in
+            guard item.estimate > share, item.tests.count > 1, !keepWhole(item.suite) else { return [item] }
+            return groups(of: item, share: share, history: history)
+        }
+    }
+
+    /// Per-method estimates: history where known, the class's remaining mean elsewhere.
+    public func methodEstimates(_ item: WorkItem, history: TimingHistory) -> (estimates: [Double], known: Int) {
+        let known = item.tests.map { name -> Double? in
+            guard let samples = history.tests[TestID(suite: item.suite, name: name)], !samples.isEmpty else { return nil }
+            return Estimator.percentile(Array(samples.prefix(10)), percentile)
+        }
+        let knownCount = known.compactMap { $0 }.count
+        let knownSum = known.compactMap { $0 }.reduce(0, +)
+        let unknownCount = item.tests.count - knownCount
+        let unknownEach = unknownCount > 0
+            ? max(item.estimate - knownSum, 0.001 * Double(unknownCount)) / Double(unknownCount) : 0
+        return (known.map { $0 ?? unknownEach }, knownCount)
+    }
+
+    func groups(of item: WorkItem, share: Double, history: TimingHistory) -> [WorkItem] {
+        let (estimates, known) = methodEstimates(item, history: history)
+        let classTotal = estimates.reduce(0, +)
+        let longest = estimates.max() ?? 0
+        let target = max(share / 2, longest, overhead * 10)
+        let count = min(item.tests.count, max(2, Int((classTotal / target).rounded(.up))))
+        // Longest method first into the lightest group; each group keeps the binary's order of its tests.
+        var bins = Array(repeating: (sum: 0.0, tests: [Int]()), count: count)
+        for i in estimates.indices.sorted(by: { (estimates[$0], $1) > (estimates[$1], $0) }) {
+            let lightest = bins.indices.min { (bins[$0].sum, $0) < (bins[$1].sum, $1) } ?? 0
+            bins[lightest].sum += estimates[i]
+            bins[lightest].tests.append(i)
+        }
+        return bins.filter { !$0.tests.isEmpty }.map { bin in
+            WorkItem(suite: item.suite, framework: item.framework, destination: item.destination,
+                     tests: bin.tests.sorted().map { item.tests[$0] }, isWholeSuite: false, estimate: bin.sum,
+                     source: .methods(known: known, of: item.tests.count), requeues: item.requeues)
+        }
+    }
+}
