@@ -210,3 +210,27 @@ import Testing
         #expect(outcome.report.units.count == 3, "the class, then two retries of the one failed test")
     }
 }
+
+@Suite(.serialized) struct SplitRunTests {
+    @Test func aSplitClassRunsInPiecesAndIsReportedAsOneClass() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        var settings = demoSettings(bundle: bundle, dir: dir, filters: ["DatabaseMigrationTests", "GCDTests", "PrimeTests"],
+                                    slots: 4)
+        let first = try await Coordinator(settings: settings).run()   // teaches the history
+        #expect(first.exitCode == .success)
+        let second = try await Coordinator(settings: settings).run()
+        let migration = second.report.units.filter { $0.suites.contains { $0.hasPrefix("IntegrationTests.DatabaseMigrationTests (") } }
+        #expect(migration.count >= 2, "the 8 s class ran in pieces: \(second.report.units.map(\.suites))")
+        let classes = second.report.classes.filter { $0.suite.name == "DatabaseMigrationTests" }
+        #expect(classes.count == 1, "merged back into one class")
+        #expect(classes.first?.testCount == 8)
+        #expect(classes.first?.estimateSource.contains("split in") == true)
+        #expect(classes.first?.timingIsComplete == true, "every piece ran normally: its time still teaches the history")
+        #expect(second.report.results.filter { $0.id.suite.name == "DatabaseMigrationTests" }.count == 8)
+
+        settings.keepWhole = ["DatabaseMigration"]
+        let kept = try await Coordinator(settings: settings).run()
+        #expect(kept.report.units.filter { $0.suites.contains("IntegrationTests.DatabaseMigrationTests") }.count == 1)
+    }
+}

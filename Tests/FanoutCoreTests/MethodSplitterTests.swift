@@ -1,0 +1,69 @@
+import Testing
+@testable import FanoutCore
+
+@Suite struct MethodSplitterTests {
+    /// One dominant class (20 methods of 1 s) and 20 small classes of 0.5 s, on 4 slots: share = 7.5 s.
+    func dominantSuite() -> [WorkItem] {
+        var items = [item("M", "Big", 20, tests: 20)]
+        items += (0..<20).map { item("M", "Small\($0)", 0.5, tests: 2) }
+        return items
+    }
+
+    @Test func oversizedClassIsSplitIntoBalancedGroups() {
+        let items = MethodSplitter(slots: 4).split(dominantSuite(), history: .empty("local"))
+        let big = items.filter { $0.suite.name == "Big" }
+        #expect(big.count > 1)
+        #expect(Set(big.flatMap(\.tests)) == Set((0..<20).map { "t\($0)" }), "every method in exactly one group")
+        #expect(big.flatMap(\.tests).count == 20)
+        let sizes = big.map(\.estimate)
+        #expect((sizes.max() ?? 0) - (sizes.min() ?? 0) <= 1.0 + 1e-9, "balanced within one method: \(sizes)")
+        #expect(big.allSatisfy { !$0.isWholeSuite && $0.estimate <= 7.5 / 2 + 1 })
+        #expect(items.filter { $0.suite.name != "Big" }.allSatisfy { $0.isWholeSuite }, "small classes stay whole")
+        // Each group keeps the binary's order of its tests.
+        for g in big {
+            let order = g.tests.map { Int($0.dropFirst()) ?? -1 }
+            #expect(order == order.sorted())
+        }
+    }
+
+    @Test func methodHistoryBalancesUnevenMethods() {
+        var cls = item("M", "Uneven", 10, tests: 4)
+        cls.tests = ["a", "b", "c", "d"]
+        let history = TimingHistory(destination: "local", tests: [
+            TestID(module: "M", suite: "Uneven", name: "a"): [6],
+            TestID(module: "M", suite: "Uneven", name: "b"): [2],
+            TestID(module: "M", suite: "Uneven", name: "c"): [1],
+        ])
+        // d was never seen: it gets what is left of the class estimate (10 − 9 = 1).
+        let (estimates, known) = MethodSplitter(slots: 2).methodEstimates(cls, history: history)
+        #expect(estimates == [6, 2, 1, 1])
+        #expect(known == 3)
+        let groups = MethodSplitter(slots: 2).split([cls, item("M", "Other", 2)], history: history)
+            .filter { $0.suite.name == "Uneven" }
+        #expect(groups.count == 2)
+        #expect(groups.contains { $0.tests == ["a"] && $0.estimate == 6 }, "the 6 s method alone: \(groups.map(\.tests))")
+        #expect(groups.allSatisfy { $0.source == .methods(known: 3, of: 4) })
+    }
+
+    @Test func keepWholePatternIsHonoured() {
+        let items = MethodSplitter(slots: 4).split(dominantSuite(), history: .empty("local")) { $0.name == "Big" }
+        #expect(items.filter { $0.suite.name == "Big" }.count == 1)
+        #expect(items.first { $0.suite.name == "Big" }?.isWholeSuite == true)
+    }
+
+    @Test func nothingIsSplitWhenEveryClassFitsItsShare() {
+        let items = (0..<10).map { item("M", "C\($0)", 1, tests: 5) }
+        #expect(MethodSplitter(slots: 4).split(items, history: .empty("local")) == items)
+    }
+
+    @Test func splittingBringsTheMakespanNearTheMethodLevelBound() {
+        let split = MethodSplitter(slots: 4, overhead: 0.02).split(dominantSuite(), history: .empty("local"))
+        var s = Scheduler(items: split, options: SchedulerOptions(slots: 4, overhead: 0.02))
+        let (makespan, _) = simulate(&s)
+        let methodLB = Scheduler.lowerBound(work: 30, longest: 1, slots: 4)
+        #expect(makespan <= methodLB * 1.15, "\(makespan) vs method-level LB \(methodLB)")
+        var whole = Scheduler(items: dominantSuite(), options: SchedulerOptions(slots: 4, overhead: 0.02))
+        let (unsplit, _) = simulate(&whole)
+        #expect(unsplit >= 20, "without the split the big class bounds the run")
+    }
+}

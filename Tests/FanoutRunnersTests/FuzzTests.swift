@@ -1,0 +1,1325 @@
+import FanoutCore
+import Foundation
+import Testing
+@testable import FanoutRunners
+
+/// The parsers read whatever a test process writes, and a crashing, hung or hostile process writes anything: they
+/// must never trap, hang or grow memory beyond their input, and their events must keep the promises the collector
+/// relies on. This fuzzer is deterministic (SplitMix64, seeded): `FANOUT_FUZZ_SEED` and `FANOUT_FUZZ_INPUTS` replay a
+/// failure or lengthen the run (`scripts/fuzz.sh`); `FANOUT_FUZZ_SHARD` replays one shard only. The defaults keep
+/// `swift test` short.
+@Suite struct FuzzTests {
+    /// At least a million inputs: random bytes, mutated real captures, structure-aware XCTest and Swift Testing
+    /// streams (well-formed ones checked against the events they must give), listings, and the line splitter,
+    /// every one fed in random chunks.
+    @Test func parsersSurviveRandomAndMutatedOutput() async throws {
+        let settings = FuzzSettings.fromEnvironment()
+        let corpus = try FuzzCorpus.load()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let results = await withTaskGroup(of: FuzzShardResult.self) { group in
+            for (index, count) in settings.shards where settings.onlyShard.map({ $0 == index }) ?? true {
+                group.addTask {
+                    var shard = FuzzShard(index: index, seed: settings.seed, corpus: corpus)
+                    shard.run(count, only: settings.onlyKind)
+                    return shard.result
+                }
+            }
+            var all: [FuzzShardResult] = []
+            for await result in group { all.append(result) }
+            return all.sorted { $0.shard < $1.shard }
+        }
+        let seconds = Double((start.duration(to: clock.now)).components.attoseconds) / 1e18
+            + Double(start.duration(to: clock.now).components.seconds)
+        var total = FuzzShardResult(shard: -1)
+        for r in results { total.add(r) }
+        print("""
+            fuzz: \(total.inputs) inputs in \(String(format: "%.2f", seconds)) s \
+            (\(Int(Double(total.inputs) / max(seconds, 1e-9))) inputs/s), seed \(settings.seedText), \
+            \(total.lines) lines, \(total.events) events, \(total.oracleChecks) exact-oracle streams, \
+            \(total.chunkChecks) chunk-invariance checks, \(total.listingsThrown)/\(total.listings) listings rejected, \
+            slowest input \(String(format: "%.1f", total.slowest * 1000)) ms
+            fuzz: by kind \(total.byKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) (\(String(format: "%.2f", total.secondsByKind[$0.key] ?? 0)) s)" }.joined(separator: ", "))
+            """)
+        for failure in total.failures.prefix(12) {
+            Testing.Issue.record("""
+                \(failure)
+                replay: FANOUT_FUZZ_SEED=\(settings.seedText) FANOUT_FUZZ_INPUTS=\(settings.inputs) swift test --filter FuzzTests
+                """)
+        }
+        #expect(total.failures.count == 0, "\(total.failures.count) inputs broke an invariant")
+        // A parser that hangs or goes quadratic shows up as one slow input among small ones.
+        #expect(total.slowest < 2, "an input took \(total.slowest) s: \(total.slowestInput)")
+        if settings.onlyShard == nil, settings.onlyKind == nil {
+            #expect(total.inputs >= 1_000_000)
+            #expect(total.inputs >= settings.inputs)
+        }
+    }
+
+    /// Large adversarial inputs: parsing four times as much must take about four times as long, not sixteen.
+    @Test(arguments: FuzzScaling.Case.allCases)
+    func parsersStayLinearOnLargeInputs(_ scaling: FuzzScaling.Case) {
+        var best = Double.infinity
+        var report = ""
+        // Timing on a shared machine is noisy: a case passes when any of three tries looks linear.
+        for _ in 0..<3 {
+            let small = FuzzScaling.time(scaling, size: 1)
+            let large = FuzzScaling.time(scaling, size: 4)
+            let ratio = large / max(small, 0.002)
+            report = "\(scaling): \(small) s for 1x, \(large) s for 4x"
+            best = min(best, ratio)
+            if best < 10 { break }
+        }
+        #expect(best < 10, "\(report): grows faster than linearly")
+    }
+}
+
+// MARK: - Settings
+
+struct FuzzSettings: Sendable {
+    static let minimumInputs = 1_000_000
+    static let defaultSeed: UInt64 = 0x00F4_0075_EED0_2026
+    /// Inputs per shard: shards run in parallel and each has its own seed, so results do not depend on scheduling.
+    static let shardSize = 20_000
+
+    var inputs: Int
+    var seed: UInt64
+    var seedText: String
+    var onlyShard: Int?
+    /// Only inputs of this kind (for profiling one generator); the others are drawn but not run.
+    var onlyKind: FuzzShard.Kind?
+
+    static func fromEnvironment() -> FuzzSettings {
+        let env = ProcessInfo.processInfo.environment
+        let inputs = max(minimumInputs, env["FANOUT_FUZZ_INPUTS"].flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } ?? 0)
+        let seedText = env["FANOUT_FUZZ_SEED"].flatMap { $0.isEmpty ? nil : $0 }
+        let seed = seedText.flatMap(parseSeed) ?? defaultSeed
+        return FuzzSettings(inputs: inputs, seed: seed, seedText: seedText ?? String(defaultSeed),
+                            onlyShard: env["FANOUT_FUZZ_SHARD"].flatMap { Int($0) },
+                            onlyKind: env["FANOUT_FUZZ_KIND"].flatMap { FuzzShard.Kind(rawValue: $0) })
+    }
+
+    /// Decimal or 0x-hex.
+    static func parseSeed(_ text: String) -> UInt64? {
+        text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+    }
+
+    var shards: [(Int, Int)] {
+        let count = (inputs + Self.shardSize - 1) / Self.shardSize
+        return (0..<count).map { i in (i, min(Self.shardSize, inputs - i * Self.shardSize)) }
+    }
+}
+
+// MARK: - Random numbers
+
+/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same sequence everywhere, so a seed replays a run.
+struct FuzzRNG {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// 0..<n for n > 0 (the modulo bias does not matter here).
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func range(_ r: ClosedRange<Int>) -> Int { r.lowerBound + below(r.upperBound - r.lowerBound + 1) }
+    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
+    /// Uniform in [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / 9_007_199_254_740_992 }
+
+    static func derive(_ seed: UInt64, _ n: Int) -> UInt64 {
+        var r = FuzzRNG(seed: seed ^ (UInt64(truncatingIfNeeded: n) &* 0xD1B5_4A32_D192_ED03))
+        _ = r.next()
+        return r.next()
+    }
+}
+
+// MARK: - Corpus
+
+/// The real captures, split into lines (newline kept), by what reads them.
+struct FuzzCorpus: Sendable {
+    var xctestOut: [[[UInt8]]] = []
+    var xctestErr: [[[UInt8]]] = []
+    var testingOut: [[[UInt8]]] = []
+    var testingErr: [[[UInt8]]] = []
+    var listings: [[[UInt8]]] = []
+    var dumpJSON: [UInt8] = []
+    var xctestSuites: [SuiteID] = []
+    var all: [[[UInt8]]] = []
+
+    static func load() throws -> FuzzCorpus {
+        var c = FuzzCorpus()
+        let names = try FileManager.default.contentsOfDirectory(atPath: Captures.folder.path).sorted()
+        for name in names where name != "README.md" {
+            let lines = Self.lines(try Captures.bytes(name))
+            if name == "dump-tests.json" {
+                c.dumpJSON = try Captures.bytes(name)
+            } else if name.hasSuffix(".txt") {
+                c.listings.append(lines)
+            } else if name.hasSuffix(".jsonl") {
+                c.testingOut.append(lines)
+            } else if name.hasPrefix("swift-testing"), name.hasSuffix(".stderr") {
+                c.testingErr.append(lines)
+            } else if name.hasSuffix(".stderr") {
+                c.xctestErr.append(lines)
+            } else if name.hasSuffix(".stdout") {
+                c.xctestOut.append(lines)
+            }
+            c.all.append(lines)
+        }
+        c.xctestSuites = try XCTestRunner().parseListing(String(decoding: c.dumpJSON, as: UTF8.self)).map(\.id)
+        guard !c.xctestOut.isEmpty, !c.xctestErr.isEmpty, !c.testingOut.isEmpty, !c.listings.isEmpty,
+              !c.xctestSuites.isEmpty else {
+            throw FuzzCorpusError()
+        }
+        return c
+    }
+
+    static func lines(_ bytes: [UInt8]) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var start = 0
+        for (i, b) in bytes.enumerated() where b == UInt8(ascii: "\n") {
+            out.append(Array(bytes[start...i]))
+            start = i + 1
+        }
+        if start < bytes.count { out.append(Array(bytes[start...])) }
+        return out
+    }
+}
+
+struct FuzzCorpusError: Error, CustomStringConvertible {
+    var description: String { "Tests/Fixtures/Captured is missing captures the fuzzer mutates" }
+}
+
+// MARK: - Inputs and results
+
+struct FuzzInput {
+    enum Target {
+        case xctest([SuiteID])
+        case swiftTesting
+    }
+
+    var target: Target
+    var stdout: [UInt8]
+    var stderr: [UInt8] = []
+    /// The exact events of a well-formed stream.
+    var expected: [TestEvent]?
+}
+
+struct FuzzShardResult: Sendable {
+    var shard: Int
+    var inputs = 0
+    var lines = 0
+    var events = 0
+    var oracleChecks = 0
+    var chunkChecks = 0
+    var listings = 0
+    var listingsThrown = 0
+    var byKind: [String: Int] = [:]
+    var secondsByKind: [String: Double] = [:]
+    var failures: [String] = []
+    var slowest = 0.0
+    var slowestInput = ""
+
+    mutating func add(_ other: FuzzShardResult) {
+        inputs += other.inputs
+        lines += other.lines
+        events += other.events
+        oracleChecks += other.oracleChecks
+        chunkChecks += other.chunkChecks
+        listings += other.listings
+        listingsThrown += other.listingsThrown
+        byKind.merge(other.byKind, uniquingKeysWith: +)
+        secondsByKind.merge(other.secondsByKind, uniquingKeysWith: +)
+        failures += other.failures
+        if other.slowest > slowest {
+            slowest = other.slowest
+            slowestInput = other.slowestInput
+        }
+    }
+}
+
+// MARK: - The fuzzer
+
+struct FuzzShard {
+    var rng: FuzzRNG
+    let corpus: FuzzCorpus
+    var result: FuzzShardResult
+    private var current = 0
+
+    init(index: Int, seed: UInt64, corpus: FuzzCorpus) {
+        rng = FuzzRNG(seed: FuzzRNG.derive(seed, index))
+        self.corpus = corpus
+        result = FuzzShardResult(shard: index)
+    }
+
+    enum Kind: String, Sendable {
+        case randomBytes = "random-bytes", lineBuffer = "line-buffer", mutatedLine = "mutated-line"
+        case xctestFragment = "xctest-fragment", testingRecords = "testing-records", mutatedCapture = "mutated-capture"
+        case xctestStream = "xctest-stream", testingStream = "testing-stream", listing
+    }
+
+    /// How often each kind comes up, per thousand.
+    static let kinds: [(kind: Kind, upTo: Int)] = [
+        (.randomBytes, 280), (.lineBuffer, 360), (.mutatedLine, 630), (.xctestFragment, 720), (.testingRecords, 800),
+        (.mutatedCapture, 880), (.xctestStream, 920), (.testingStream, 960), (.listing, 1000),
+    ]
+
+    mutating func run(_ count: Int, only: Kind? = nil) {
+        let clock = ContinuousClock()
+        for n in 0..<count {
+            current = n
+            let started = clock.now
+            // Mostly small inputs (a line or three) so a million fit in seconds, with whole streams among them.
+            let roll = rng.below(1000)
+            let kind = Self.kinds.first { roll < $0.upTo }?.kind ?? .listing
+            if let only, kind != only { continue }
+            switch kind {
+            case .randomBytes: check(kind, randomBytesInput())
+            case .lineBuffer: fuzzLineBuffer()
+            case .mutatedLine: check(kind, mutatedLineInput())
+            case .xctestFragment: check(kind, xctestFragment())
+            case .testingRecords: check(kind, damagedTestingStream(maxLines: 3))
+            case .mutatedCapture: check(kind, mutatedCaptureInput())
+            case .xctestStream: check(kind, xctestStream(wellFormed: rng.chance(50)))
+            case .testingStream: check(kind, rng.chance(50) ? wellFormedTestingStream() : damagedTestingStream(maxLines: 8))
+            case .listing: fuzzListing()
+            }
+            let name = kind.rawValue
+            result.inputs += 1
+            result.byKind[name, default: 0] += 1
+            let d = started.duration(to: clock.now)
+            let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+            result.secondsByKind[name, default: 0] += seconds
+            if seconds > result.slowest {
+                result.slowest = seconds
+                result.slowestInput = "shard \(result.shard) input \(n) (\(name))"
+            }
+        }
+    }
+
+    private mutating func fail(_ kind: Kind, _ what: String, _ input: FuzzInput?) {
+        guard result.failures.count < 5 else { return }
+        var text = "shard \(result.shard) input \(current) [\(kind)]: \(what)"
+        if let input {
+            text += "\n  stdout (\(input.stdout.count) bytes): \(Self.escape(input.stdout))"
+            if !input.stderr.isEmpty { text += "\n  stderr (\(input.stderr.count) bytes): \(Self.escape(input.stderr))" }
+        }
+        result.failures.append(text)
+    }
+
+    static func escape(_ bytes: [UInt8], limit: Int = 700) -> String {
+        var s = ""
+        for b in bytes.prefix(limit) {
+            switch b {
+            case UInt8(ascii: "\n"): s += "\\n"
+            case UInt8(ascii: "\\"): s += "\\\\"
+            case 0x20..<0x7F: s.append(Character(Unicode.Scalar(b)))
+            default: s += "\\x" + String(b, radix: 16).leftPadded(2)
+            }
+        }
+        return bytes.count > limit ? s + "…" : s
+    }
+
+    // MARK: Running and checking
+
+    /// Feeds one input through its parser and checks every invariant; a sample is parsed twice with different
+    /// chunks and must give the same events.
+    private mutating func check(_ kind: Kind, _ input: FuzzInput) {
+        let invariance = rng.chance(input.expected != nil ? 30 : 10)
+        let interleave = !invariance && rng.chance(30)
+        let events = parse(input, interleave: interleave)
+        let lines = Self.lineCount(input.stdout) + Self.lineCount(input.stderr)
+        result.lines += lines
+        result.events += events.count
+        if let problem = Self.violation(events, input, lines: lines) { fail(kind, problem + "\n  events: \(events)", input) }
+        if let expected = input.expected {
+            result.oracleChecks += 1
+            if !Self.same(events, expected) {
+                fail(kind, "well-formed stream gave other events than expected\n  got:      \(events)\n  expected: \(expected)", input)
+            }
+        }
+        if invariance {
+            result.chunkChecks += 1
+            let again = parse(input, interleave: false)
+            if !Self.same(events, again) {
+                fail(kind, "chunking changed the events\n  first:  \(events)\n  second: \(again)", input)
+            }
+        }
+    }
+
+    private mutating func parse(_ input: FuzzInput, interleave: Bool) -> [TestEvent] {
+        switch input.target {
+        case .xctest(let suites): drive(XCTestOutputParser(suites: suites), input, interleave: interleave)
+        case .swiftTesting: drive(SwiftTestingEventParser(), input, interleave: interleave)
+        }
+    }
+
+    /// stdout and stderr in random chunks (1 byte .. everything), either stdout first or interleaved, then finish().
+    private mutating func drive<P: OutputParser>(_ parser: P, _ input: FuzzInput, interleave: Bool) -> [TestEvent] {
+        var p = parser
+        var events: [TestEvent] = []
+        var out = ChunkPlan(count: input.stdout.count, rng: &rng)
+        var err = ChunkPlan(count: input.stderr.count, rng: &rng)
+        while !out.done || !err.done {
+            let useErr = out.done || (interleave && !err.done && rng.chance(40))
+            if useErr {
+                let r = err.next(&rng)
+                events += p.consume(stderr: Array(input.stderr[r]))
+            } else {
+                let r = out.next(&rng)
+                events += p.consume(stdout: Array(input.stdout[r]))
+            }
+        }
+        if rng.chance(3) { events += p.consume(stdout: []) }
+        return events + p.finish()
+    }
+
+    /// Events compared as values, or as text when a NaN (a measurement may carry one) makes == false.
+    static func same(_ a: [TestEvent], _ b: [TestEvent]) -> Bool {
+        a == b || String(reflecting: a) == String(reflecting: b)
+    }
+
+    static func lineCount(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { buffer in
+            var n = 0
+            var i = 0
+            while i < buffer.count {
+                if buffer[i] == 0x0A { n += 1 }
+                i += 1
+            }
+            if i > 0, buffer[i - 1] != 0x0A { n += 1 }
+            return n
+        }
+    }
+
+    /// What every parser promises for any input.
+    static func violation(_ events: [TestEvent], _ input: FuzzInput, lines: Int) -> String? {
+        // Each event comes from its own line (an issue from its `error:` line, a trap from its stderr line).
+        if events.count > lines { return "\(events.count) events from \(lines) lines" }
+        var text = 0
+        func bad(_ id: TestID) -> String? {
+            if id.name.isEmpty { return "a test id with an empty name: \(id)" }
+            if id.suite.name.isEmpty { return "a test id with an empty suite: \(id)" }
+            return nil
+        }
+        func badTime(_ d: Double) -> Bool { !d.isFinite || d < 0 }
+        func badPlace(_ l: FanoutCore.SourceLocation?) -> Bool { l.map { $0.file.isEmpty || $0.line < 1 } ?? false }
+        for event in events {
+            switch event {
+            case .started(let id):
+                if let b = bad(id) { return b }
+                text += id.suite.module.utf8.count + id.suite.name.utf8.count + id.name.utf8.count
+            case .issue(let id, let issue):
+                if let b = bad(id) { return b }
+                if issue.message.isEmpty { return "an issue without a message" }
+                if badPlace(issue.location) { return "an issue at no real place: \(String(describing: issue.location))" }
+                text += issue.message.utf8.count + (issue.location?.file.utf8.count ?? 0) + id.name.utf8.count
+            case .ended(let id, let status, let duration, let reason):
+                if let b = bad(id) { return b }
+                if badTime(duration) { return "test duration \(duration)" }
+                if status != .skipped, reason != nil { return "a \(status) test with a skip reason" }
+                text += id.name.utf8.count + (reason?.utf8.count ?? 0)
+            case .measured(let m):
+                if let b = bad(m.test) { return b }
+                if badPlace(m.location) { return "a measurement at no real place" }
+                text += m.metric.utf8.count + m.unit.utf8.count + m.identifier.utf8.count + m.test.name.utf8.count
+                    + (m.location?.file.utf8.count ?? 0) + m.values.count * 8
+            case .suiteEnded(let suite, let duration):
+                if suite.name.isEmpty { return "a suite with an empty name" }
+                if badTime(duration) { return "suite duration \(duration)" }
+            }
+        }
+        // Every string comes out of the input (an invalid byte may grow to a 3-byte U+FFFD; a few fields of a line
+        // may overlap): more than that is amplification.
+        let bytes = input.stdout.count + input.stderr.count
+        if text > 3 * 6 * bytes + 128 * events.count { return "\(text) bytes of text in events from \(bytes) input bytes" }
+        return nil
+    }
+
+    // MARK: (a) random bytes
+
+    private mutating func randomBytesInput() -> FuzzInput {
+        let length = rng.chance(95) ? rng.range(0...64) : rng.range(64...2048)
+        let alphabet: [UInt8]? = switch rng.below(4) {
+        case 0: nil // any byte
+        case 1: Array("Test Case 'Suite.m' started passed failed skipped (0.1 seconds)\n:.'".utf8)
+        case 2: Array("{}[]\":,\\/0123456789.e-+ntrufalsekindpayloadtestIDevent\n".utf8)
+        default: Array(":'\"(){}[]., \t\r\n\0".utf8) + [0xFF, 0xC3, 0xE2, 0x80]
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(length)
+        for _ in 0..<length { bytes.append(alphabet.map { rng.pick($0) } ?? rng.byte()) }
+        var stderr: [UInt8] = []
+        if rng.chance(10) { for _ in 0..<rng.range(0...64) { stderr.append(rng.byte()) } }
+        return FuzzInput(target: rng.chance(50) ? .xctest(someSuites()) : .swiftTesting, stdout: bytes, stderr: stderr)
+    }
+
+    // MARK: (b) mutated captures
+
+    private mutating func window(_ files: [[[UInt8]]], maxLines: Int, wholeFile: Int = 0) -> [UInt8] {
+        let file = rng.pick(files)
+        if file.isEmpty { return [] }
+        let whole = rng.chance(wholeFile)
+        let start = whole ? 0 : rng.below(file.count)
+        let end = whole ? file.count : min(file.count, start + rng.range(1...maxLines))
+        var out: [UInt8] = []
+        for line in file[start..<end] { out += line }
+        return out
+    }
+
+    /// A few of the classes the captures name, so console names map back to modules (a parser with them all
+    /// costs more to make than a small input costs to parse).
+    private mutating func someSuites() -> [SuiteID] {
+        (0..<3).map { _ in rng.pick(corpus.xctestSuites) }
+    }
+
+    /// One line of a real capture, mutated.
+    private mutating func mutatedLineInput() -> FuzzInput {
+        var input: FuzzInput
+        switch rng.below(20) {
+        case 0..<11: input = FuzzInput(target: .xctest(someSuites()), stdout: window(corpus.xctestOut, maxLines: 1))
+        case 11..<12: input = FuzzInput(target: .xctest(someSuites()), stdout: [], stderr: window(corpus.xctestErr, maxLines: 1))
+        case 12..<18: input = FuzzInput(target: .swiftTesting, stdout: window(corpus.testingOut, maxLines: 1))
+        default: input = FuzzInput(target: rng.chance(50) ? .xctest(someSuites()) : .swiftTesting, stdout: window(corpus.all, maxLines: 1))
+        }
+        if input.stdout.isEmpty { mutate(&input.stderr, times: rng.range(1...3)) } else { mutate(&input.stdout, times: rng.range(1...3)) }
+        return input
+    }
+
+    private mutating func mutatedCaptureInput() -> FuzzInput {
+        var input: FuzzInput
+        switch rng.below(10) {
+        case 0..<4:
+            input = FuzzInput(target: .xctest(someSuites()), stdout: window(corpus.xctestOut, maxLines: 6, wholeFile: 10))
+            if rng.chance(25) { input.stderr = window(corpus.xctestErr, maxLines: 4) }
+        case 4..<8:
+            input = FuzzInput(target: .swiftTesting, stdout: window(corpus.testingOut, maxLines: 4, wholeFile: 3))
+            if rng.chance(10) { input.stderr = window(corpus.testingErr, maxLines: 4) }
+        default:
+            // The other framework's output, or any capture at all.
+            input = FuzzInput(target: rng.chance(50) ? .xctest(someSuites()) : .swiftTesting,
+                              stdout: window(corpus.all, maxLines: 5))
+            if rng.chance(30) { input.stderr = window(corpus.all, maxLines: 4) }
+        }
+        mutate(&input.stdout, times: rng.range(1...4))
+        if !input.stderr.isEmpty, rng.chance(50) { mutate(&input.stderr, times: rng.range(1...2)) }
+        return input
+    }
+
+    static let tokens: [[UInt8]] = [
+        "'", "\"", ":", "(", ")", "{", "}", "[", "]", ",", "\\", ".", "/", " ", "\t", ": ", " : ", "' ", "''",
+        "Test Case '", "Test Suite '", "' started at ", "' passed (", "' failed (", "' skipped (", " seconds)",
+        "\t Executed ", " in ", ": error: ", " : Test skipped", " - ", ": Test Case '", "' measured [",
+        "values: [", "average: ", "Fatal error: ", ": Precondition failed: ", "<EXPR>:0", ".swift:",
+        "{\"kind\":\"event\",\"payload\":", "\"testID\":", "\"kind\":", "\"payload\":", "\"instant\":",
+        "\"absolute\":", "\"issue\":", "\"messages\":", "\"testEnded\"", "\"testStarted\"", "\"suite\"",
+        "null", "true", "false", "[]", "{}", "\\u0000", "\\ud800", "\\\"", "\"\"",
+        "\r\n", "\r", "\0", "\n", "\n\n", "\u{301}", "\u{200D}", "\u{FEFF}", "\u{1F600}", "\u{2028}", "\u{FFFD}",
+        "\u{0130}", "ß", "ﬁ", "e\u{301}",
+    ].map { Array($0.utf8) } + [[0xFF], [0xC3], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xED, 0xA0, 0x80], [0xC0, 0x80],
+                                 [0xF4, 0x90, 0x80, 0x80], [0x80], [0xFE, 0xFF]]
+
+    static let specialNumbers: [[UInt8]] = [
+        "nan", "NaN", "-nan", "inf", "-inf", "infinity", "+inf", "1e999", "-1e999", "1.7976931348623157e308",
+        "-1.7976931348623157e308", "4.9e-324", "1e-400", "-0", "-0.0", "-1", "-0.001", "9223372036854775807",
+        "9223372036854775808", "-9223372036854775809", "18446744073709551616", "99999999999999999999999999999999",
+        "0x1p1023", "0x1.fffffffffffffp1023", "1_000", "١٢", "", " ", "1e", ".", "0.", ".5", "+1", "01",
+        "00000000000000000000.1", "1" + String(repeating: "0", count: 400),
+    ].map { Array($0.utf8) }
+
+    private static func lineRanges(_ bytes: [UInt8]) -> [Range<Int>] {
+        bytes.withUnsafeBufferPointer { buffer in
+            var out: [Range<Int>] = []
+            var start = 0
+            var i = 0
+            while i < buffer.count {
+                if buffer[i] == 0x0A {
+                    out.append(start..<(i + 1))
+                    start = i + 1
+                }
+                i += 1
+            }
+            if start < buffer.count { out.append(start..<buffer.count) }
+            return out
+        }
+    }
+
+    mutating func mutate(_ b: inout [UInt8], times: Int) {
+        for _ in 0..<times {
+            switch rng.below(16) {
+            case 0 where !b.isEmpty: // bit flip
+                let i = rng.below(b.count)
+                b[i] ^= 1 << UInt8(rng.below(8))
+            case 1: // random bytes in
+                let bytes = (0..<rng.range(1...4)).map { _ in rng.byte() }
+                b.insert(contentsOf: bytes, at: rng.below(b.count + 1))
+            case 2 where !b.isEmpty: // a range out
+                let i = rng.below(b.count)
+                b.removeSubrange(i..<min(b.count, i + rng.range(1...24)))
+            case 3 where !b.isEmpty: // truncated
+                b.removeSubrange(rng.below(b.count)...)
+            case 4: // a line twice
+                let lines = Self.lineRanges(b)
+                if let line = lines.isEmpty ? nil : rng.pick(lines), let to = rng.pick(lines + [b.count..<b.count]).first {
+                    b.insert(contentsOf: b[line], at: min(to, b.count))
+                }
+            case 5, 6: // a line from another capture
+                let file = rng.pick(corpus.all)
+                if !file.isEmpty {
+                    let line = rng.pick(file)
+                    let starts = Self.lineRanges(b).map(\.lowerBound) + [b.count]
+                    b.insert(contentsOf: line, at: rng.pick(starts))
+                }
+            case 7, 8, 9: // a token anywhere
+                b.insert(contentsOf: rng.pick(Self.tokens), at: rng.below(b.count + 1))
+            case 10, 11: // a number replaced by a strange one
+                replaceNumber(&b)
+            case 12: // two lines swapped
+                let lines = Self.lineRanges(b)
+                if lines.count >= 2 {
+                    let x = rng.pick(lines), y = rng.pick(lines)
+                    if x.upperBound <= y.lowerBound {
+                        let first = Array(b[x]), second = Array(b[y])
+                        b.replaceSubrange(y, with: first)
+                        b.replaceSubrange(x, with: second)
+                    }
+                }
+            case 13 where !b.isEmpty: // a stretch repeated
+                let i = rng.below(b.count)
+                let piece = Array(b[i..<min(b.count, i + rng.range(1...64))])
+                for _ in 0..<rng.range(1...8) { b.insert(contentsOf: piece, at: i) }
+            case 14: // CRLF line ends
+                var out: [UInt8] = []
+                out.reserveCapacity(b.count + 64)
+                for x in b {
+                    if x == UInt8(ascii: "\n") { out.append(UInt8(ascii: "\r")) }
+                    out.append(x)
+                }
+                b = out
+            default: // a line cut short, so it ends in the middle of a pattern
+                let lines = Self.lineRanges(b)
+                if !lines.isEmpty {
+                    let line = rng.pick(lines)
+                    let cut = line.lowerBound + rng.below(line.count)
+                    b.removeSubrange(cut..<(line.upperBound - (b[line.upperBound - 1] == UInt8(ascii: "\n") ? 1 : 0)))
+                }
+            }
+        }
+        if b.count > 8192 { b.removeSubrange(8192...) }
+    }
+
+    private mutating func replaceNumber(_ b: inout [UInt8]) {
+        guard !b.isEmpty else { return }
+        func isDigit(_ x: UInt8) -> Bool { x >= UInt8(ascii: "0") && x <= UInt8(ascii: "9") }
+        var i = rng.below(b.count)
+        while i < b.count, !isDigit(b[i]) { i += 1 }
+        guard i < b.count else { return }
+        var j = i
+        while j < b.count, isDigit(b[j]) || b[j] == UInt8(ascii: ".") { j += 1 }
+        b.replaceSubrange(i..<j, with: rng.pick(Self.specialNumbers))
+    }
+
+    // MARK: (c) XCTest streams
+
+    private mutating func identifier(_ maxLength: Int = 10) -> String {
+        let first = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+        let rest = first + Array("0123456789")
+        var s = rng.chance(5) ? rng.pick(["é", "Ω", "日", "ß", "ǅ"]) : String(rng.pick(first))
+        for _ in 0..<rng.range(0...maxLength) { s.append(rng.pick(rest)) }
+        return s
+    }
+
+    /// Text that no parser rule matches (no colon, no apostrophe, no leading `Test `).
+    private mutating func prose(_ maxLength: Int = 30) -> String {
+        let chars = Array("abcdefghijklmnopqrstuvwxyz ABC0123456789()\"=,-_<>→é.")
+        var s = ""
+        for _ in 0..<rng.range(1...maxLength) { s.append(rng.pick(chars)) }
+        return s.trimmingCharacters(in: .whitespaces).isEmpty ? "x" : s.trimmingCharacters(in: .whitespaces)
+    }
+
+    private mutating func decimal(maxWhole: Int = 100) -> String {
+        let whole = rng.below(maxWhole)
+        let digits = rng.range(0...6)
+        if digits == 0 { return String(whole) }
+        var frac = ""
+        for _ in 0..<digits { frac.append(String(rng.below(10))) }
+        return "\(whole).\(frac)"
+    }
+
+    private mutating func timestamp() -> String {
+        "2026-11-21 23:\(rng.range(10...59)):0\(rng.below(10)).\(rng.range(100...999))"
+    }
+
+    /// One to three console lines from templates: random class and method names (some without a dot, empty or
+    /// nested), random or strange numbers, pieces left out; a trap on stderr.
+    private mutating func xctestFragment() -> FuzzInput {
+        let cls = rng.chance(10) ? rng.pick(["", ".", "A.", ".b", "A..b", "A.b.c", "'", "C' "]) : identifier(6)
+        let method = rng.chance(10) ? rng.pick(["", ".", "test.", "é", "' passed (", " : "]) : "test" + identifier(6)
+        let name = rng.chance(8) ? rng.pick([cls, method, cls + method, "\(cls)..\(method)"]) : "\(cls).\(method)"
+        let number = rng.chance(25) ? String(decoding: rng.pick(Self.specialNumbers), as: UTF8.self) : decimal()
+        var lines: [String] = []
+        var stderr: [UInt8] = []
+        if rng.chance(50) { lines.append("Test Case '\(name)' started at \(timestamp())") }
+        switch rng.below(8) {
+        case 0:
+            let status = rng.pick(["passed", "failed", "skipped", "started", "measured", "", "passed"])
+            lines.append("Test Case '\(name)' \(status) (\(number) seconds)")
+        case 1:
+            lines.append("Test Suite '\(cls)' \(rng.pick(["passed", "failed", "started"])) at \(timestamp())")
+            lines.append("\t Executed \(rng.below(5)) tests, with 0 failures (0 unexpected) in \(number) (\(rng.chance(50) ? number : decimal())) seconds")
+        case 2:
+            lines.append("/p/\(cls).swift:\(number): error: \(name) : \(prose())")
+            if rng.chance(30) { lines.append(prose()) }
+        case 3:
+            lines.append("/p/\(cls).swift:\(number): \(name) : Test skipped\(rng.pick(["", " - ", ": ", ": x - ", " -"]))\(prose())")
+        case 4:
+            let values = (0..<rng.range(0...4)).map { _ in rng.chance(20) ? number : decimal() }.joined(separator: rng.pick([", ", ",", " "]))
+            lines.append("""
+                /p/F.swift:\(number): Test Case '\(name)' measured [\(rng.pick(["Time, seconds", "", ",", "Time"]))] average: \(number), \
+                relative standard deviation: \(number)%, values: [\(values)], performanceMetricID:\(identifier()), \
+                maxPercentRelativeStandardDeviation: \(number)%, maxStandardDeviation: \(number)
+                """)
+        case 5:
+            stderr = Array("\(cls)/\(cls).swift:\(number): \(rng.pick(["Fatal error", "Precondition failed", "Assertion failed"])): \(prose())\n".utf8)
+        case 6:
+            lines.append("<EXPR>:\(number): error: \(name) : threw error \"\(prose())\"")
+        default:
+            lines.append(prose())
+        }
+        if rng.chance(40) { lines.append("Test Case '\(name)' \(rng.pick(["passed", "failed", "skipped"])) (\(number) seconds)") }
+        var stdout = Array(lines.joined(separator: "\n").utf8)
+        if rng.chance(80) { stdout.append(0x0A) }
+        if rng.chance(20) { mutate(&stdout, times: 1) }
+        return FuzzInput(target: .xctest([SuiteID(module: "M", name: cls)]), stdout: stdout, stderr: stderr)
+    }
+
+    /// A console stream of a unit of classes: well-formed ones with the exact events they must give, damaged ones
+    /// (lines lost, doubled, cut, numbers made strange, a crash on stderr) for the invariants only.
+    private mutating func xctestStream(wellFormed: Bool) -> FuzzInput {
+        let module = identifier()
+        var lines: [String] = []
+        var expected: [TestEvent] = []
+        var suites: [SuiteID] = []
+        let wrap = rng.chance(50)
+        if wrap { lines.append("Test Suite 'Selected tests' started at \(timestamp())") }
+        for c in 0..<rng.range(1...2) {
+            var cls = identifier() + "Tests\(c)"
+            if rng.chance(5) { cls = "Outer\(c).\(cls)" } // nested class: the last dot separates the method
+            let suite = SuiteID(module: module, name: cls)
+            suites.append(suite)
+            lines.append("Test Suite '\(cls)' started at \(timestamp())")
+            let count = rng.range(1...3)
+            var failures = 0
+            for m in 0..<count {
+                let method = "test" + identifier() + "\(m)"
+                let id = TestID(suite: suite, name: method)
+                lines.append("Test Case '\(cls).\(method)' started at \(timestamp())")
+                expected.append(.started(id))
+                if rng.chance(10) { lines.append(prose()) } // the test's own print()
+                var status = TestStatus.passed
+                var reason: String?
+                switch rng.below(20) {
+                case 0..<5:
+                    status = .failed
+                    for _ in 0..<rng.range(1...2) {
+                        let place = FanoutCore.SourceLocation(file: "/work/\(identifier()).swift", line: rng.range(1...9999))
+                        let (kind, head): (FanoutCore.Issue.Kind, String) = switch rng.below(4) {
+                        case 0: (.assertion, "XCTAssertEqual failed: (\"\(rng.below(9))\") is not equal to (\"\(rng.below(9))\") - ")
+                        case 1: (.assertion, "failed - ")
+                        case 2: (.expectationTimeout, "Asynchronous wait failed - Exceeded timeout of 0.2 seconds, with unfulfilled expectations ")
+                        default: (.assertion, "XCTAssertTrue failed - ")
+                        }
+                        var message = head + prose()
+                        lines.append("\(place.file):\(place.line): error: \(cls).\(method) : \(message)")
+                        for _ in 0..<(rng.chance(20) ? rng.range(1...3) : 0) {
+                            let more = rng.chance(20) ? "" : prose()
+                            lines.append(more)
+                            message += "\n" + more
+                        }
+                        expected.append(.issue(id, FanoutCore.Issue(kind: kind, message: message, location: place)))
+                    }
+                case 5:
+                    status = .failed
+                    let message = "threw error \"missingKey(\"\(identifier())\")\""
+                    lines.append("<EXPR>:0: error: \(cls).\(method) : \(message)")
+                    expected.append(.issue(id, FanoutCore.Issue(kind: .thrown, message: message)))
+                case 6..<9:
+                    status = .skipped
+                    let why = prose()
+                    reason = why
+                    let form = rng.chance(50) ? " - \(why)" : ": required false value but got true - \(why)"
+                    lines.append("/work/\(identifier()).swift:\(rng.range(1...999)): \(cls).\(method) : Test skipped\(form)")
+                case 9..<11:
+                    let place = FanoutCore.SourceLocation(file: "/work/\(identifier()).swift", line: rng.range(1...9999))
+                    let texts = (0..<rng.range(1...10)).map { _ in decimal(maxWhole: 2) }
+                    let average = decimal(maxWhole: 2), rsd = decimal(maxWhole: 200)
+                    lines.append("""
+                        \(place.file):\(place.line): Test Case '\(cls).\(method)' measured [Time, seconds] average: \(average), \
+                        relative standard deviation: \(rsd)%, values: [\(texts.joined(separator: ", "))], \
+                        performanceMetricID:org.swift.XCTPerformanceMetric_WallClockTime, \
+                        maxPercentRelativeStandardDeviation: 10.000%, maxStandardDeviation: 0.100
+                        """)
+                    expected.append(.measured(FanoutCore.Measurement(
+                        test: id, metric: "Time", unit: "seconds", identifier: "org.swift.XCTPerformanceMetric_WallClockTime",
+                        values: texts.compactMap { Double($0) }, average: Double(average) ?? -1,
+                        relativeStandardDeviation: Double(rsd) ?? -1, maxPercentRelativeStandardDeviation: 10,
+                        maxStandardDeviation: 0.1, location: place)))
+                default:
+                    break
+                }
+                if status == .failed { failures += 1 }
+                let duration = decimal(maxWhole: rng.chance(90) ? 10 : 100_000)
+                lines.append("Test Case '\(cls).\(method)' \(status.rawValue) (\(duration) seconds)")
+                expected.append(.ended(id, status, duration: Double(duration) ?? -1, reason: reason))
+            }
+            lines.append("Test Suite '\(cls)' \(failures > 0 ? "failed" : "passed") at \(timestamp())")
+            let total = decimal(maxWhole: 1000)
+            lines.append("""
+                \(rng.chance(90) ? "\t Executed" : " Executed") \(count) test\(count == 1 ? "" : "s"), with \
+                \(failures) failure\(failures == 1 ? "" : "s") (0 unexpected) in \(decimal()) (\(total)) seconds
+                """)
+            expected.append(.suiteEnded(suite, duration: Double(total) ?? -1))
+        }
+        if wrap {
+            lines.append("Test Suite 'Selected tests' passed at \(timestamp())")
+            lines.append("\t Executed 1 test, with 0 failures (0 unexpected) in 0.1 (0.1) seconds")
+        }
+        let newline = rng.chance(15) ? "\r\n" : "\n"
+        var text = lines.joined(separator: newline)
+        if rng.chance(80) { text += newline }
+        var input = FuzzInput(target: .xctest(suites), stdout: Array(text.utf8))
+        if wellFormed {
+            input.expected = expected
+            return input
+        }
+        damage(&input, lines: lines, newline: newline)
+        if rng.chance(30) {
+            // A trap while a test runs: its last words go to stderr, maybe with a backtrace.
+            let trap = rng.pick(["Fatal error", "Precondition failed", "Assertion failed"])
+            input.stderr = Array("\(identifier())/\(identifier()).swift:\(rng.range(0...99)): \(trap): \(prose())\n".utf8)
+            if rng.chance(50) { input.stderr += window(corpus.xctestErr, maxLines: 12) }
+            if rng.chance(30) { mutate(&input.stderr, times: 1) }
+        }
+        return input
+    }
+
+    /// Lines lost, doubled, cut or swapped; numbers made strange; bytes flipped.
+    private mutating func damage(_ input: inout FuzzInput, lines: [String], newline: String) {
+        var ls = lines
+        for _ in 0..<rng.range(1...4) {
+            guard !ls.isEmpty else { break }
+            let i = rng.below(ls.count)
+            switch rng.below(6) {
+            case 0: ls.remove(at: i)
+            case 1: ls.insert(ls[i], at: rng.below(ls.count + 1))
+            case 2: ls[i] = String(ls[i].prefix(rng.below(ls[i].count + 1)))
+            case 3: ls.swapAt(i, rng.below(ls.count))
+            case 4: ls.insert(String(decoding: rng.pick(rng.pick(corpus.all)), as: UTF8.self), at: i)
+            default: ls[i] = ls[i].replacingOccurrences(of: rng.pick(["(", "' ", ".", " seconds", " in ", ": "]), with: rng.pick(["", "((", "'' ", "..", ")", ":"]))
+            }
+        }
+        input.stdout = Array(ls.joined(separator: newline).utf8)
+        if rng.chance(60) { mutate(&input.stdout, times: rng.range(1...3)) }
+    }
+
+    // MARK: (c) Swift Testing streams
+
+    private mutating func json(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "/": out += rng.chance(80) ? "\\/" : "/"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || (scalar.value > 0x7E && rng.chance(20)) {
+                    for unit in String(scalar).utf16 { out += "\\u" + String(unit, radix: 16).leftPadded(4) }
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// A JSON object with its keys in random order (the real stream's key order varies too).
+    private mutating func object(_ pairs: [(String, String?)]) -> String {
+        var present = pairs.compactMap { k, v in v.map { (k, $0) } }
+        for i in present.indices.reversed() { present.swapAt(i, rng.below(i + 1)) }
+        return "{" + present.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private mutating func number(_ d: Double) -> String { "\(d)" }
+
+    private mutating func record(_ payload: String, kind: String) -> String {
+        object([("kind", json(kind)), ("payload", payload), ("version", rng.chance(80) ? "\"6.3.0\"" : "0")])
+    }
+
+    private mutating func event(_ kind: String, raw: String?, instant: String?, messages: String = "[]",
+                                issue: String? = nil) -> String {
+        let payload = object([("instant", instant), ("kind", json(kind)), ("messages", messages), ("issue", issue),
+                              ("testID", raw.map { json($0) })])
+        return record(payload, kind: "event")
+    }
+
+    private mutating func wellFormedTestingStream() -> FuzzInput {
+        let module = identifier()
+        var records: [String] = []
+        var time = rng.unit() * (rng.chance(50) ? 1000 : 2e9)
+        // Per suite: its lines and the events they must give, in order; the tests of a suite interleave.
+        var suiteBlocks: [[(String, TestEvent?)]] = []
+        for s in 0..<(rng.chance(25) ? 2 : 1) {
+            let topLevel = rng.chance(15)
+            let path = topLevel ? [] : (0..<rng.range(1...2)).map { _ in identifier() + "Suite\(s)" }
+            let suiteRaw = "\(module).\(path.joined(separator: "/"))"
+            if !topLevel {
+                let payload = object([("id", json(suiteRaw)), ("kind", "\"suite\""), ("name", json(path.last ?? ""))])
+                records.append(record(payload, kind: "test"))
+            }
+            var tests: [[(String, TestEvent?)]] = []
+            for t in 0..<rng.range(1...2) {
+                let name = identifier() + "\(t)" + rng.pick(["()", "(x:)", "(_:)", "(a:b:)", "(word:expected:)"])
+                let location = rng.chance(90) ? "/\(identifier()).swift:\(rng.range(1...999)):\(rng.range(1...99))" : ""
+                let raw = (topLevel ? "\(module).\(name)" : "\(suiteRaw)/\(name)") + location
+                let suite = topLevel ? SwiftTestingNames.topLevelSuite : path.joined(separator: "/")
+                let payload = object([("id", json(raw)), ("kind", "\"function\""), ("name", json(name)),
+                                      ("isParameterized", rng.chance(50) ? "true" : "false")])
+                records.append(record(payload, kind: "test"))
+                tests.append(testingTest(raw: raw, id: TestID(module: module, suite: suite, name: name), time: &time))
+            }
+            var block = Self.interleave(tests, &rng)
+            if !topLevel {
+                let started = instant(time)
+                time += rng.unit()
+                let ended = instant(time)
+                block.insert((event("testStarted", raw: suiteRaw, instant: started.text), nil), at: 0)
+                let duration = zipped(started.value, ended.value).map { max(0, $1 - $0) } ?? 0
+                let suite = SuiteID(module: module, name: path.joined(separator: "/"))
+                block.append((event("testEnded", raw: suiteRaw, instant: ended.text), .suiteEnded(suite, duration: duration)))
+            }
+            suiteBlocks.append(block)
+        }
+        let runStarted = event("runStarted", raw: nil, instant: instant(time).text,
+                               messages: "[{\"symbol\":\"default\",\"text\":\"Test run started.\"}]")
+        var lines = records + [runStarted]
+        var expected: [TestEvent] = []
+        for block in suiteBlocks {
+            for (line, event) in block {
+                lines.append(line)
+                if let event { expected.append(event) }
+            }
+        }
+        lines.append(event("runEnded", raw: nil, instant: instant(time + 1).text))
+        var text = lines.joined(separator: "\n")
+        if rng.chance(90) { text += "\n" }
+        var input = FuzzInput(target: .swiftTesting, stdout: Array(text.utf8), expected: expected)
+        if rng.chance(20) { input.stderr = window(corpus.testingErr, maxLines: 10) }
+        return input
+    }
+
+    /// `{"absolute":…,"since1970":…}` (sometimes a field or all of it missing) and the time the parser must read.
+    private mutating func instant(_ t: Double) -> (text: String?, value: Double?) {
+        switch rng.below(20) {
+        case 0: return (nil, nil)
+        case 1: return (object([("since1970", number(t))]), t)
+        case 2: return ("{}", nil)
+        default: return (object([("absolute", number(t)), ("since1970", number(t + 1_795_301_471))]), t)
+        }
+    }
+
+    private mutating func testingTest(raw: String, id: TestID, time: inout Double) -> [(String, TestEvent?)] {
+        var out: [(String, TestEvent?)] = []
+        if rng.chance(10) {
+            // A disabled test: testSkipped only.
+            let why = prose()
+            let (text, reason): (String?, String?) = switch rng.below(3) {
+            case 0: ("Test \(id.name) skipped: \"\(why)\"", why)
+            case 1: ("Test \(id.name) skipped.", "Test \(id.name) skipped.")
+            default: (nil, nil)
+            }
+            let messages = text.map { "[{\"symbol\":\"skip\",\"text\":\(json($0))}]" } ?? "[]"
+            let line = event("testSkipped", raw: raw, instant: instant(time).text, messages: messages)
+            out.append((line, .ended(id, .skipped, duration: 0, reason: reason)))
+            return out
+        }
+        let start = instant(time)
+        out.append((event("testStarted", raw: raw, instant: start.text), .started(id)))
+        var failed = false
+        for _ in 0..<(rng.chance(40) ? rng.range(1...2) : 0) {
+            time += rng.unit() * 0.01
+            let isFailure: Bool? = rng.pick([true, false, nil])
+            let isKnown: Bool? = rng.pick([true, false, nil])
+            let counts = isFailure ?? !(isKnown ?? false)
+            if counts { failed = true }
+            let file = rng.chance(80) ? "/work/\(identifier()).swift" : nil
+            let fileID = rng.chance(50) ? "\(id.suite.module)/\(identifier()).swift" : nil
+            let line = rng.chance(90) ? rng.range(1...999) : nil
+            let location = (file ?? fileID).flatMap { f in line.map { FanoutCore.SourceLocation(file: f, line: $0) } }
+            let texts = (0..<rng.range(0...3)).map { _ in
+                rng.chance(50) ? rng.pick(["Expectation failed: (a → 1) == 2", "Caught error: MyError()", "it threw",
+                                           "// comment"]) : prose()
+            }
+            let message = texts.joined(separator: "\n")
+            let kind: FanoutCore.Issue.Kind = message.contains("Caught error") || message.contains("threw") ? .thrown : .assertion
+            let sourceLocation = object([("filePath", file.map { json($0) }), ("fileID", fileID.map { json($0) }),
+                                         ("line", line.map(String.init)), ("column", "5")])
+            let issue = object([("isFailure", isFailure.map { "\($0)" }), ("isKnown", isKnown.map { "\($0)" }),
+                                ("sourceLocation", sourceLocation), ("severity", rng.chance(50) ? "\"error\"" : nil)])
+            var messages: [String] = []
+            for t in texts { messages.append("{\"symbol\":\"fail\",\"text\":\(json(t))}") }
+            let recorded = event("issueRecorded", raw: raw, instant: instant(time).text,
+                                 messages: "[" + messages.joined(separator: ",") + "]", issue: issue)
+            out.append((recorded, .issue(id, FanoutCore.Issue(kind: kind, message: message.isEmpty ? "issue recorded" : message,
+                                                              location: location, isFailure: counts))))
+        }
+        for _ in 0..<(rng.chance(20) ? rng.range(1...3) : 0) {
+            out.append((event("testCaseStarted", raw: raw, instant: instant(time).text), nil))
+            out.append((event("testCaseEnded", raw: raw, instant: instant(time).text), nil))
+        }
+        time += rng.unit() * (rng.chance(90) ? 0.1 : 100)
+        let end = instant(time)
+        let duration = zipped(start.value, end.value).map { max(0, $1 - $0) } ?? 0
+        out.append((event("testEnded", raw: raw, instant: end.text), .ended(id, failed ? .failed : .passed, duration: duration, reason: nil)))
+        return out
+    }
+
+
+    /// A random merge that keeps each list's own order (concurrent tests).
+    static func interleave<T>(_ lists: [[T]], _ rng: inout FuzzRNG) -> [T] {
+        var rest = lists.map { $0[...] }
+        var out: [T] = []
+        while true {
+            let open = rest.indices.filter { !rest[$0].isEmpty }
+            guard !open.isEmpty else { return out }
+            let i = rng.pick(open)
+            if let first = rest[i].popFirst() { out.append(first) }
+        }
+    }
+
+    static let jsonNumbers = [
+        "0", "-0", "1", "-1", "3.5", "0.1", "1e308", "-1e308", "1.7976931348623157e308", "-1.7976931348623157e308",
+        "1e999", "-1e999", "5e-324", "1e-999", "123456789012345678901234567890", "9223372036854775807",
+        "9223372036854775808", "-9223372036854775809", "2147483648", "551.00481463", "1795302022.3064709",
+        // not JSON numbers at all
+        "NaN", "Infinity", "-Infinity", "+1", "01", ".5", "1.", "0x10", "1e", "--1",
+    ]
+    static let eventKinds = ["testStarted", "testEnded", "testSkipped", "issueRecorded", "testCaseStarted", "testCaseEnded",
+                             "runStarted", "runEnded", "valueAttached", "expectationChecked", "", "TESTENDED", "testEnded "]
+    static let rawIDs = [
+        "", ".", "M.", ".S", "/", "M./", "M.S/", "M.S//", "M.S/f()", "M.S/f()/F.swift:1:2", "M.S/F.swift:1:2",
+        "F.swift:1:2", "M.f()", "M.f()/F.swift:1:2", "M.S/Inner/g(x:)/F.swift:3:4", "M.S/x.swift:1:2/x.swift:3:4",
+        "M.S/f()/F.swift:99999999999999999999:1", "M..S/f()", "é.日/ß()", "M.S/\u{301}", "M.S/f()\n", "M.S/f()\u{0}",
+    ]
+
+    private mutating func randomJSON(_ depth: Int) -> String {
+        switch rng.below(depth > 2 ? 6 : 9) {
+        case 0: return "null"
+        case 1: return rng.chance(50) ? "true" : "false"
+        case 2: return rng.pick(Self.jsonNumbers)
+        case 3: return json(prose())
+        case 4: return json(rng.pick(Self.rawIDs))
+        case 5: return json(rng.pick(Self.eventKinds + ["test", "event", "suite", "function"]))
+        case 6: return "[" + (0..<rng.range(0...3)).map { _ in randomJSON(depth + 1) }.joined(separator: ",") + "]"
+        case 7: return payload(depth + 1, pool: Self.rawIDs)
+        default:
+            return object((0..<rng.range(0...3)).map { _ in
+                (rng.pick(["kind", "payload", "text", "absolute", "line", "x"]), randomJSON(depth + 1))
+            })
+        }
+    }
+
+    /// A payload whose fields are each present or not, well typed or not.
+    private mutating func payload(_ depth: Int, pool: [String]) -> String {
+        func field(_ good: () -> String) -> String? {
+            switch rng.below(10) {
+            case 0..<3: return nil
+            case 3: return randomJSON(depth + 1)
+            default: return good()
+            }
+        }
+        let id = rng.pick(pool)
+        return object([
+            ("kind", field { json(rng.pick(Self.eventKinds + ["suite", "function"])) }),
+            ("testID", field { json(id) }),
+            ("id", field { json(id) }),
+            ("name", field { json(prose()) }),
+            ("instant", field { object([("absolute", rng.chance(80) ? rng.pick(Self.jsonNumbers) : nil),
+                                        ("since1970", rng.chance(50) ? rng.pick(Self.jsonNumbers) : nil)]) }),
+            ("issue", field { object([("isFailure", rng.chance(70) ? randomBool() : nil), ("isKnown", rng.chance(50) ? randomBool() : nil),
+                                      ("sourceLocation", rng.chance(70) ? object([("filePath", rng.chance(70) ? json(prose()) : nil),
+                                                                                  ("fileID", rng.chance(50) ? json("") : nil),
+                                                                                  ("line", rng.chance(80) ? rng.pick(Self.jsonNumbers) : nil)]) : nil)]) }),
+            ("messages", field { "[" + (0..<rng.range(0...2)).map { _ in
+                object([("symbol", rng.chance(80) ? json("fail") : nil),
+                        ("text", rng.chance(80) ? json(rng.chance(30) ? "Test f() skipped: \"\(prose())\"" : prose()) : randomJSON(depth + 1))])
+            }.joined(separator: ",") + "]" }),
+        ])
+    }
+
+    private mutating func randomBool() -> String { rng.pick(["true", "false", "null", "1", "\"true\""]) }
+
+    private mutating func damagedTestingStream(maxLines: Int) -> FuzzInput {
+        // A few ids per stream so that starts, issues and ends meet.
+        let pool = (0..<3).map { _ in rng.chance(70) ? "\(identifier()).\(identifier())/\(identifier())()/F.swift:\(rng.range(1...9)):2" : rng.pick(Self.rawIDs) }
+        var lines: [String] = []
+        for _ in 0..<rng.range(1...maxLines) {
+            switch rng.below(40) {
+            case 0:
+                // Deeply nested: must not exhaust the stack.
+                let depth = rng.pick([64, 600, 5000, 20000])
+                lines.append("{\"kind\":\"event\",\"payload\":" + String(repeating: rng.chance(50) ? "[" : "{\"a\":", count: depth))
+            case 1:
+                lines.append(randomJSON(0))
+            case 2:
+                lines.append(prose())
+            default:
+                let kind = rng.chance(85) ? json(rng.pick(["event", "event", "test"])) : randomJSON(2)
+                lines.append(object([("kind", rng.chance(95) ? kind : nil), ("payload", rng.chance(95) ? payload(0, pool: pool) : randomJSON(1)),
+                                     ("version", rng.chance(50) ? json("6.3.0") : nil)]))
+            }
+        }
+        var bytes = Array(lines.joined(separator: rng.chance(10) ? "\r\n" : "\n").utf8)
+        if rng.chance(30) { mutate(&bytes, times: rng.range(1...2)) }
+        return FuzzInput(target: .swiftTesting, stdout: bytes)
+    }
+
+    // MARK: Listings
+
+    private mutating func dumpNode(_ depth: Int) -> String {
+        var name: String? = switch rng.below(12) {
+        case 0: json("")
+        case 1: json(".\(identifier())")
+        case 2: json("\(identifier()).")
+        case 3: randomJSON(2)
+        case 4: nil
+        default: json(depth == 2 ? "\(identifier()).\(identifier())" : identifier())
+        }
+        if depth == 3, rng.chance(80) { name = json(rng.chance(5) ? "" : "test" + identifier()) }
+        var tests: String?
+        if depth < 3 {
+            tests = switch rng.below(10) {
+            case 0: nil
+            case 1: "null"
+            case 2: randomJSON(2)
+            default: "[" + (0..<rng.range(0...3)).map { _ in dumpNode(depth + 1) }.joined(separator: ",") + "]"
+            }
+        }
+        return object([("name", name), ("tests", tests)])
+    }
+
+    private mutating func fuzzListing() {
+        result.listings += 1
+        if rng.chance(50) {
+            var bytes: [UInt8]
+            switch rng.below(20) {
+            case 0: bytes = corpus.dumpJSON
+            case 1..<4: bytes = window(corpus.all, maxLines: 3)
+            default: bytes = Array(dumpNode(0).utf8)
+            }
+            if rng.chance(20) { bytes = Array("warning: \(prose())\n".utf8) + bytes }
+            if rng.chance(60) { mutate(&bytes, times: rng.range(1...3)) }
+            let text = String(decoding: bytes, as: UTF8.self)
+            do {
+                let suites = try XCTestRunner().parseListing(text)
+                if let problem = Self.listingViolation(suites, uniqueTests: false) { fail(.listing, "XCTest: \(problem)", FuzzInput(target: .swiftTesting, stdout: bytes)) }
+            } catch {
+                result.listingsThrown += 1
+            }
+        } else {
+            var bytes = window(rng.chance(70) ? corpus.listings : corpus.all, maxLines: 12)
+            mutate(&bytes, times: rng.range(1...3))
+            let text = String(decoding: bytes, as: UTF8.self)
+            do {
+                let suites = try SwiftTestingRunner().parseListing(text)
+                if let problem = Self.listingViolation(suites, uniqueTests: true) { fail(.listing, "Swift Testing: \(problem)", FuzzInput(target: .swiftTesting, stdout: bytes)) }
+            } catch {
+                result.listingsThrown += 1
+            }
+        }
+    }
+
+    static func listingViolation(_ suites: [TestSuite], uniqueTests: Bool) -> String? {
+        if Set(suites.map(\.id)).count != suites.count { return "a suite listed twice: \(suites.map(\.id))" }
+        for s in suites {
+            if s.id.module.isEmpty || s.id.name.isEmpty { return "a suite without a module or a name: \(s.id)" }
+            if s.tests.contains(where: \.isEmpty) { return "a test without a name in \(s.id)" }
+            if uniqueTests, Set(s.tests).count != s.tests.count { return "a test listed twice in \(s.id)" }
+        }
+        return nil
+    }
+
+    // MARK: Line buffer
+
+    /// The line splitter against its specification: lines split at `\n`, a `\r` before it dropped, a line longer
+    /// than the limit cut into pieces of exactly the limit, however the chunks fall.
+    private mutating func fuzzLineBuffer() {
+        let limit = rng.range(1...40)
+        var bytes: [UInt8] = []
+        let alphabet: [UInt8] = [0x61, 0x62, 0x0A, 0x0A, 0x0D, 0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xFF, 0x00]
+        for _ in 0..<rng.range(0...100) { bytes.append(rng.chance(50) ? rng.pick(alphabet) : rng.byte()) }
+        var buffer = LineBuffer(maxLineLength: limit)
+        var lines: [String] = []
+        var plan = ChunkPlan(count: bytes.count, rng: &rng)
+        while !plan.done { lines += buffer.append(Array(bytes[plan.next(&rng)])) }
+        if let last = buffer.flush() { lines.append(last) }
+        let expected = Self.referenceLines(bytes, limit: limit)
+        if lines != expected {
+            fail(.lineBuffer, "limit \(limit): got \(lines), expected \(expected)", FuzzInput(target: .swiftTesting, stdout: bytes))
+        }
+    }
+
+    static func referenceLines(_ bytes: [UInt8], limit: Int) -> [String] {
+        func text(_ b: [UInt8], line: Bool) -> String {
+            String(decoding: line && b.last == 0x0D ? b.dropLast() : b[...], as: UTF8.self)
+        }
+        var out: [String] = []
+        var current: [UInt8] = []
+        for b in bytes {
+            if b == 0x0A {
+                out.append(text(current, line: true))
+                current = []
+            } else {
+                current.append(b)
+                if current.count > limit {
+                    out.append(text(Array(current.prefix(limit)), line: false))
+                    current.removeFirst(limit)
+                }
+            }
+        }
+        if !current.isEmpty { out.append(text(current, line: true)) }
+        return out
+    }
+}
+
+/// How one stream is cut into chunks: whole, byte by byte, small pieces, or random sizes.
+struct ChunkPlan {
+    private let count: Int
+    private var position = 0
+    private let mode: Int
+
+    init(count: Int, rng: inout FuzzRNG) {
+        self.count = count
+        let roll = rng.below(100)
+        mode = switch roll {
+        case 0..<35: 0
+        case 35..<38 where count <= 600: 1
+        case 38..<60: 2
+        default: 3
+        }
+    }
+
+    var done: Bool { position >= count }
+
+    mutating func next(_ rng: inout FuzzRNG) -> Range<Int> {
+        let rest = count - position
+        let n = switch mode {
+        case 0: rest
+        case 1: 1
+        case 2: rng.range(1...8)
+        default: rng.range(1...max(1, rest))
+        }
+        let r = position..<min(count, position + n)
+        position = r.upperBound
+        return r
+    }
+}
+
+private func zipped(_ a: Double?, _ b: Double?) -> (Double, Double)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+// MARK: - Scaling
+
+enum FuzzScaling {
+    enum Case: String, CaseIterable, Sendable, CustomStringConvertible {
+        /// An assertion message followed by many long continuation lines.
+        case longIssueMessage
+        /// One enormous line without a newline, arriving in small chunks.
+        case endlessLine
+        /// Many tests started, skipped and never ended.
+        case manyOpenTests
+        /// Swift Testing records with long strings and many ids.
+        case eventStream
+        /// A long stderr backtrace while a test runs.
+        case trapOutput
+
+        var description: String { rawValue }
+    }
+
+    /// Seconds to parse the case's input at `size` (1 or 4).
+    static func time(_ c: Case, size: Int) -> Double {
+        let (stdout, stderr, chunk) = input(c, size: size)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var events = 0
+        switch c {
+        case .eventStream:
+            events = feed(SwiftTestingEventParser(), stdout, stderr, chunk)
+        default:
+            events = feed(XCTestOutputParser(suites: [SuiteID(module: "M", name: "C")]), stdout, stderr, chunk)
+        }
+        let d = start.duration(to: clock.now)
+        precondition(events >= 0)
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    private static func feed<P: OutputParser>(_ parser: P, _ out: [UInt8], _ err: [UInt8], _ chunk: Int) -> Int {
+        var p = parser
+        var n = 0
+        var i = 0
+        while i < out.count {
+            n += p.consume(stdout: Array(out[i..<min(out.count, i + chunk)])).count
+            i += chunk
+        }
+        n += p.consume(stderr: err).count
+        return n + p.finish().count
+    }
+
+    private static func input(_ c: Case, size: Int) -> ([UInt8], [UInt8], Int) {
+        switch c {
+        case .longIssueMessage:
+            var text = "Test Case 'C.testA' started at 2026\n/f.swift:1: error: C.testA : failed - x\n"
+            let line = String(repeating: "y", count: 60_000 * size) + "\n"
+            for _ in 0..<150 { text += line }
+            text += "Test Case 'C.testA' failed (0.1 seconds)\n"
+            return (Array(text.utf8), [], 65_536)
+        case .endlessLine:
+            return (Array(repeating: UInt8(ascii: "x"), count: 3_000_000 * size), [], 4096)
+        case .manyOpenTests:
+            var text = ""
+            for i in 0..<(20_000 * size) {
+                text += "Test Case 'C.test\(i)' started at 2026\n/f.swift:1: C.test\(i) : Test skipped - why \(i)\n"
+            }
+            return (Array(text.utf8), [], 65_536)
+        case .eventStream:
+            var text = ""
+            let long = String(repeating: "z", count: 2000)
+            for i in 0..<(1500 * size) {
+                text += "{\"kind\":\"event\",\"payload\":{\"kind\":\"testStarted\",\"testID\":\"M.S/t\(i)()\",\"instant\":{\"absolute\":\(i)},\"messages\":[{\"text\":\"\(long)\"}]}}\n"
+            }
+            return (Array(text.utf8), [], 65_536)
+        case .trapOutput:
+            var err = ""
+            for i in 0..<(20_000 * size) { err += "W.swift:\(i): Fatal error: frame \(i) " + String(repeating: "q", count: 50) + "\n" }
+            return (Array("Test Case 'C.testA' started at 2026\n".utf8), Array(err.utf8), 65_536)
+        }
+    }
+}
