@@ -12,7 +12,7 @@ struct Fanout: AsyncParsableCommand {
         3 infrastructure error (some tests could not be run) · 130/143 interrupted.
         """,
         version: Coordinator.version,
-        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self, AgentsCommand.self],
+        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self, AgentsCommand.self, BaselineCommand.self],
         defaultSubcommand: Run.self)
 }
 
@@ -34,6 +34,12 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Do not record this run in the timing history.")
     var noRecord = false
 
+    @Flag(help: "A performance regression against an accepted baseline fails the run (exit 1).")
+    var failOnPerfRegression = false
+
+    @Option(help: "The baselines file (default: fanout-baselines.json).")
+    var baselines: String?
+
     @Option(help: "Re-run failed tests up to N times, preferring another agent; fail-then-pass is reported flaky.")
     var retries: Int?
 
@@ -51,6 +57,8 @@ struct Run: AsyncParsableCommand {
         if noRecord { settings.recordHistory = false }
         if keepRemote { settings.ssh.keepRemote = true }
         if let retries { settings.retries = retries }
+        if failOnPerfRegression { settings.failOnPerfRegression = true }
+        if let baselines { settings.baselinesPath = baselines }
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)

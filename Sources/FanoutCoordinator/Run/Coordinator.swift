@@ -249,34 +249,47 @@ public final class Coordinator: Sendable {
             return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
                                 log: "", result: collector.finish(ending, diagnostics: ""))
         }
-        var parser = runner.makeParser(for: unit)
-        var log = LogBuffer()
-        var stderrLog = LogBuffer(limit: 16 * 1024)
-        var ending = UnitEnding.cancelled
+        let parser = runner.makeParser(for: unit)
         let expected = Set(unit.testIDs)
 
-        func collect(_ events: [TestEvent]) async {
-            for event in events {
-                if let (id, attempt) = collector.consume(event), expected.contains(id) {
-                    await state.recordTestEnded(id, attempt, destination: unit.destination)
+        let stream = transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate))
+        // The unit is consumed in a task of its own, so that a twin that finishes first can stop just this unit.
+        let consumer = Task { [collector, parser] in
+            var collector = collector
+            var parser = parser
+            var log = LogBuffer()
+            var stderrLog = LogBuffer(limit: 16 * 1024)
+            var ending = UnitEnding.cancelled
+            func collect(_ events: [TestEvent]) async {
+                for event in events {
+                    if let (id, attempt) = collector.consume(event), expected.contains(id) {
+                        await state.recordTestEnded(id, attempt, destination: unit.destination)
+                    }
                 }
             }
-        }
-
-        for await event in transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate)) {
-            switch event {
-            case .output(.stdout, let bytes):
-                log.append(bytes)
-                await collect(parser.consume(stdout: bytes))
-            case .output(.stderr, let bytes):
-                log.append(bytes)
-                stderrLog.append(bytes)
-                await collect(parser.consume(stderr: bytes))
-            case .ended(let e):
-                ending = e
+            for await event in stream {
+                switch event {
+                case .output(.stdout, let bytes):
+                    log.append(bytes)
+                    await collect(parser.consume(stdout: bytes))
+                case .output(.stderr, let bytes):
+                    log.append(bytes)
+                    stderrLog.append(bytes)
+                    await collect(parser.consume(stderr: bytes))
+                case .ended(let e):
+                    ending = e
+                }
             }
+            await collect(parser.finish())
+            return (collector, log, stderrLog, ending)
         }
-        await collect(parser.finish())
+        await state.setCanceller(unit.id) { consumer.cancel() }
+        let (finalCollector, log, stderrLog, ending) = await withTaskCancellationHandler {
+            await consumer.value
+        } onCancel: {
+            consumer.cancel()
+        }
+        collector = finalCollector
         let result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
         return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending,
                             command: command.description, log: log.text, result: result)
@@ -294,18 +307,21 @@ public final class Coordinator: Sendable {
         let reason = interrupted ? "the run was interrupted before this test ran"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
         let results = await state.results(reasonForMissing: reason)
-        let finished = await state.finished.sorted { $0.unit.id < $1.unit.id }
+        let all = await state.finished.sorted { $0.unit.id < $1.unit.id }
+        let finished = all.filter { !$0.superseded }
+        let overheads = await state.measuredOverheads
         var warnings = await state.warnings
         let measurements = await state.measurements
 
         let classes = Self.classReports(items: prepared.items, finished: finished, results: results)
-        let units = finished.map { f in
+        let units = all.map { f in
             UnitReport(id: f.unit.id, destination: f.unit.destination, framework: f.unit.framework, agent: f.slot.agent,
                        slot: f.slot.index, suites: Self.describe(f.unit), testCount: f.unit.testCount,
                        estimate: f.unit.estimate, startedAt: f.startedAt, duration: f.endedAt - f.startedAt,
-                       ending: f.ending.description, command: f.command, log: f.log)
+                       ending: f.superseded ? "stopped: its twin (straggler backup) finished first" : f.ending.description,
+                       command: f.command, log: f.log)
         }
-        let firstStart = finished.map(\.startedAt).min() ?? now
+        let firstStart = all.map(\.startedAt).min() ?? now
         let lastEnd = finished.map(\.endedAt).max() ?? now
         // The longest piece of work that was scheduled as one (a whole class, or a group of a split class).
         let actuals = classes.compactMap(\.actual)
@@ -329,7 +345,8 @@ public final class Coordinator: Sendable {
                 let ssh = t as? SSHTransport
                 return AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: ssh.map { "\($0.endpoint)" },
                                  deployedBytes: ssh?.deployStats?.bytesSent, deploySeconds: ssh?.deployStats?.seconds,
-                                 problem: usable.contains(t.name) ? ssh?.lostReason : "not usable (see warnings)")
+                                 problem: usable.contains(t.name) ? ssh?.lostReason : "not usable (see warnings)",
+                                 overhead: overheads[t.name])
             },
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),

@@ -38,6 +38,10 @@ public struct RunSettings: Sendable, Hashable {
     public var keepWhole: [String] = []
     /// Split classes longer than one slot's share of the work into groups of methods.
     public var splitClasses = true
+    /// The baselines file committed with the project (see docs/baselines.md).
+    public var baselinesPath = "fanout-baselines.json"
+    /// A performance regression against an accepted baseline fails the run (exit 1).
+    public var failOnPerfRegression = false
     /// Re-run failed tests up to this many times (preferring another agent). A test that fails and then passes
     /// is flaky: counted once, as a pass with flakes.
     public var retries = 0

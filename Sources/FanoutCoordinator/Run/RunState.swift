@@ -10,6 +10,8 @@ struct SlotRef: Sendable, Hashable {
 /// One unit that ended, with everything the report needs about it.
 struct FinishedUnit: Sendable {
     var unit: WorkUnit
+    /// Stopped because its twin (a straggler or its backup) finished first: its results are not counted.
+    var superseded = false
     var slot: SlotRef
     var startedAt: Double
     var endedAt: Double
@@ -25,7 +27,21 @@ actor RunState {
     private var scheduler: Scheduler
     private let expected: [ResultKey: (TestID, Framework)]
     private var attempts: [ResultKey: [Attempt]] = [:]
-    private var running: [Int: (WorkUnit, Double)] = [:]
+    private var running: [Int: Running] = [:]
+    private var cancellers: [Int: @Sendable () -> Void] = [:]
+    private var superseded: Set<Int> = []
+    private var overheads: [String: (sum: Double, count: Int)] = [:]
+    private var timerArmed = false
+    let straggler = StragglerPolicy()
+
+    private struct Running {
+        var unit: WorkUnit
+        var start: Double
+        var agent: String
+        /// The other copy of a straggler and its backup.
+        var twin: Int?
+        var isBackup: Bool
+    }
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private(set) var finished: [FinishedUnit] = []
     private(set) var warnings: [String] = []
@@ -63,13 +79,63 @@ actor RunState {
             if stopped || Task.isCancelled { return nil }
             // Retries avoid the agent their test failed on while another agent is alive to take them.
             let alone = liveAgents.subtracting([slot.agent]).isEmpty
-            if let unit = scheduler.next(now: now(), accepts: { alone || $0.avoidAgent != slot.agent }) {
-                running[unit.id] = (unit, now())
+            let t = now()
+            if let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent),
+                                         accepts: { alone || $0.avoidAgent != slot.agent }) {
+                running[unit.id] = Running(unit: unit, start: t, agent: slot.agent, twin: nil, isBackup: false)
                 return unit
             }
             if running.isEmpty { return nil }
+            if let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
+            armTimer()
             await withCheckedContinuation { waiters.append($0) }
         }
+    }
+
+    /// An idle slot with nothing queued: start a copy of a unit that runs far past its estimate, if it pays.
+    private func backUpStraggler(for slot: SlotRef, now: Double, alone: Bool) -> WorkUnit? {
+        let candidates = running.values.map {
+            RunningUnit(id: $0.unit.id, start: $0.start, estimate: $0.unit.estimate, agent: $0.agent,
+                        excluded: $0.twin != nil || $0.isBackup)
+        }
+        guard let id = straggler.pick(candidates, now: now, queueEmpty: scheduler.isEmpty, idleAgent: slot.agent,
+                                      otherAgentsAlive: !alone),
+              let original = running[id] else { return nil }
+        let backup = scheduler.makeUnit(original.unit.items)
+        running[backup.id] = Running(unit: backup, start: now, agent: slot.agent, twin: id, isBackup: true)
+        running[id]?.twin = backup.id
+        progress(.phase("unit \(id) on \(original.agent) runs \(formatSeconds(now - original.start)) against an estimate of \(formatSeconds(original.unit.estimate)): backup unit \(backup.id) on \(slot.agent)"))
+        return backup
+    }
+
+    /// Idle slots look again from time to time: a straggler is a matter of time, not of an event.
+    private func armTimer() {
+        guard !timerArmed, running.values.contains(where: { $0.twin == nil && !$0.isBackup }) else { return }
+        timerArmed = true
+        Task {
+            try? await Task.sleep(for: .milliseconds(250))
+            self.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timerArmed = false
+        wakeAll()
+    }
+
+    /// Lets the twin of a unit stop it if the twin finishes first.
+    func setCanceller(_ unit: Int, _ cancel: @escaping @Sendable () -> Void) {
+        if superseded.contains(unit) { cancel() } else { cancellers[unit] = cancel }
+    }
+
+    /// Mean start-up cost of a test process measured on this agent (unit time minus the suites' own time).
+    func overhead(on agent: String) -> Double? {
+        guard let o = overheads[agent], o.count > 0 else { return nil }
+        return o.sum / Double(o.count)
+    }
+
+    var measuredOverheads: [String: Double] {
+        overheads.compactMapValues { $0.count > 0 ? $0.sum / Double($0.count) : nil }
     }
 
     private var liveAgents: Set<String> = []
@@ -110,7 +176,26 @@ actor RunState {
     }
 
     func complete(_ done: FinishedUnit) {
-        running[done.unit.id] = nil
+        let me = running.removeValue(forKey: done.unit.id)
+        cancellers[done.unit.id] = nil
+        if superseded.contains(done.unit.id) {
+            var lost = done
+            lost.superseded = true
+            finished.append(lost)
+            progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: "stopped: its twin finished first",
+                                duration: done.endedAt - done.startedAt))
+            wakeAll()
+            return
+        }
+        if let twin = me?.twin, running[twin] != nil {
+            superseded.insert(twin)
+            cancellers.removeValue(forKey: twin)?()
+        }
+        if case .exited = done.ending, !done.result.suiteDurations.isEmpty {
+            let start = max(0, (done.endedAt - done.startedAt) - done.result.suiteDurations.values.reduce(0, +))
+            overheads[done.slot.agent, default: (0, 0)].sum += start
+            overheads[done.slot.agent, default: (0, 0)].count += 1
+        }
         finished.append(done)
         let destination = done.unit.destination
         for (id, attempt) in done.result.attempts.sorted(by: { $0.key < $1.key }) {
@@ -185,7 +270,7 @@ actor RunState {
 
     func reportStatus() {
         let done = min(doneCount, expected.count)
-        let runningWork = running.values.reduce(0.0) { $0 + $1.0.estimate }
+        let runningWork = running.values.reduce(0.0) { $0 + $1.unit.estimate }
         let eta = (scheduler.remainingWork + runningWork) / Double(max(1, slots))
         progress(.status(done: done, total: expected.count, failures: failures, eta: eta))
     }

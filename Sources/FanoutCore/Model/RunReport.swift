@@ -80,9 +80,12 @@ public struct AgentInfo: Codable, Sendable, Hashable {
     public var deploySeconds: Double?
     /// Why the agent was skipped or lost during the run, if it was.
     public var problem: String?
+    /// Mean start-up cost of one test process measured on this agent (unit time minus the suites' own time), in
+    /// seconds. Used to size batches; never counted as test time in the history.
+    public var overhead: Double?
 
     public init(name: String, transport: String, slots: Int, host: String? = nil, deployedBytes: Int? = nil,
-                deploySeconds: Double? = nil, problem: String? = nil) {
+                deploySeconds: Double? = nil, problem: String? = nil, overhead: Double? = nil) {
         self.name = name
         self.transport = transport
         self.slots = slots
@@ -90,6 +93,7 @@ public struct AgentInfo: Codable, Sendable, Hashable {
         self.deployedBytes = deployedBytes
         self.deploySeconds = deploySeconds
         self.problem = problem
+        self.overhead = overhead
     }
 }
 
@@ -183,11 +187,18 @@ public struct MeasurementRecord: Codable, Sendable, Hashable {
     public var destination: String
     public var agent: String
     public var measurement: Measurement
+    /// The agent's hardware class (CPU model and count): baselines apply per destination AND hardware class.
+    public var hardwareClass: String?
+    /// The verdict against the baseline of this destination and hardware class (nil when not judged).
+    public var verdict: PerformanceVerdict?
 
-    public init(destination: String, agent: String, measurement: Measurement) {
+    public init(destination: String, agent: String, measurement: Measurement, hardwareClass: String? = nil,
+                verdict: PerformanceVerdict? = nil) {
         self.destination = destination
         self.agent = agent
         self.measurement = measurement
+        self.hardwareClass = hardwareClass
+        self.verdict = verdict
     }
 }
 

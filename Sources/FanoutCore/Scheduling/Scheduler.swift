@@ -70,13 +70,17 @@ public struct Scheduler: Sendable {
     public var pendingCount: Int { pending }
     public var isEmpty: Bool { pending == 0 }
 
-    /// The next unit for a slot that is free at `now`, or nil when nothing it accepts is queued.
-    public mutating func next(now: Double, accepts: (WorkItem) -> Bool = { _ in true }) -> WorkUnit? {
+    /// The next unit for a slot that is free at `now`, or nil when nothing it accepts is queued. `overhead` is the
+    /// start-up cost measured on that slot's agent, when known (it sizes the batch).
+    public mutating func next(now: Double, overhead: Double? = nil, accepts: (WorkItem) -> Bool = { _ in true }) -> WorkUnit? {
         guard let head = takeHead(accepts) else { return nil }
         var items = [head]
         var total = head.estimate
-        let target = (remaining + head.estimate) / (Double(options.slots) * options.batchesPerSlot)
-        let room = max(predictedEnd - now - options.overhead, head.estimate)
+        let startUp = overhead ?? options.overhead
+        // A batch aims at a share of what is left (shrinking as the queue drains), but at least 20 start-ups long so
+        // start-up stays near 5% of the time (it matters for xcodebuild's seconds, hardly for a 15 ms .xctest).
+        let target = max((remaining + head.estimate) / (Double(options.slots) * options.batchesPerSlot), 20 * startUp)
+        let room = max(predictedEnd - now - startUp, head.estimate)
         let limit = min(target, room)
         if total < limit {
             fill(&items, total: &total, limit: limit, accepts: accepts)
@@ -84,6 +88,12 @@ public struct Scheduler: Sendable {
         let unit = WorkUnit(id: nextID, items: items)
         nextID += 1
         return unit
+    }
+
+    /// A unit of these items with a fresh id, outside the queue (a backup copy of a straggler).
+    public mutating func makeUnit(_ items: [WorkItem]) -> WorkUnit {
+        defer { nextID += 1 }
+        return WorkUnit(id: nextID, items: items)
     }
 
     /// Puts items back in the queue (the rest of a crashed class, the work of a lost agent).
