@@ -1,4 +1,5 @@
 import FanoutCore
+import Foundation
 
 /// Which stream a chunk of output came from.
 public enum OutputStreamKind: Sendable, Hashable {
@@ -37,11 +38,28 @@ public protocol Transport: Sendable {
 
     /// False once the agent is known to be lost: its slots stop taking work.
     var isUsable: Bool { get }
+
+    /// The machine's hardware class (CPU model × count), read once per run: performance baselines apply per class.
+    func hardwareClass() async -> String?
 }
 
 extension Transport {
     public func reset() async {}
     public var isUsable: Bool { true }
+}
+
+/// `Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz × 8` from the output of `HardwareClass.probe`.
+public enum HardwareClass {
+    /// A POSIX shell line that prints the CPU model and the number of CPUs (Linux and macOS).
+    public static let probe = "(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || sysctl -n machdep.cpu.brand_string 2>/dev/null); "
+        + "(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu)"
+
+    public static func parse(_ output: String) -> String? {
+        let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard lines.count >= 2, let count = Int(lines[lines.count - 1]) else { return nil }
+        let model = lines[0..<(lines.count - 1)].joined(separator: " ").split(separator: " ").joined(separator: " ")
+        return "\(model) × \(count)"
+    }
 }
 
 /// A built test product: the binary and the files that must sit next to it.

@@ -29,6 +29,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Leave out classes whose Module.Class matches this regex (repeatable).")
     var skip: [String] = []
 
+    @Option(help: "Run only this configured destination (repeatable; default: all).")
+    var destination: [String] = []
+
     @Option(help: "Never split classes matching this regex by methods (repeatable).")
     var keepWhole: [String] = []
 
@@ -53,6 +56,7 @@ struct CommonOptions: ParsableArguments {
         if !skip.isEmpty { settings.skips = skip }
         if let slots { settings.slots = slots }
         if !keepWhole.isEmpty { settings.keepWhole = keepWhole }
+        if !destination.isEmpty { settings.selectedDestinations = destination }
         if noSplit { settings.splitClasses = false }
         if let history { settings.historyPath = history }
         try settings.validate()

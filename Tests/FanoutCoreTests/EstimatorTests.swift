@@ -53,3 +53,42 @@ import Testing
         #expect(Estimator.percentile([2, 1], 0.5) == 1.5)
     }
 }
+
+@Suite struct CrossDestinationEstimateTests {
+    func sample(_ d: Double, _ n: Int = 2) -> ClassSample { ClassSample(duration: d, testCount: n) }
+    let a = SuiteID(module: "M", name: "A"), b = SuiteID(module: "M", name: "B"), c = SuiteID(module: "M", name: "C")
+
+    @Test func aClassNeverRunHereBorrowsFromAnotherDestinationScaledByTheirSpeedRatio() {
+        // release runs the shared classes 2.5× faster than debug; C has only run on debug.
+        let debug = TimingHistory(destination: "debug", classes: [a: [sample(10)], b: [sample(4)], c: [sample(8)]])
+        let release = TimingHistory(destination: "release", classes: [a: [sample(4)], b: [sample(1.6)]])
+        #expect(Estimator.speedRatio(of: release, to: debug) == 0.4)
+        let suite = TestSuite(id: c, framework: .xctest, tests: ["x", "y"])
+        let (e, source) = Estimator().estimate(suite, history: release, others: [debug])
+        #expect(abs(e - 3.2) < 1e-9, "8 s on debug × 0.4")
+        #expect(source == .borrowed(from: "debug", ratio: 0.4))
+    }
+
+    @Test func ownHistoryWinsOverBorrowing() {
+        let debug = TimingHistory(destination: "debug", classes: [a: [sample(10)]])
+        let release = TimingHistory(destination: "release", classes: [a: [sample(3)]])
+        let (e, source) = Estimator().estimate(TestSuite(id: a, framework: .xctest, tests: ["x", "y"]), history: release,
+                                               others: [debug])
+        #expect(e == 3 && source == .history(samples: 1))
+    }
+
+    @Test func noSharedClassMeansNoRatioAndNoBorrowing() {
+        let debug = TimingHistory(destination: "debug", classes: [c: [sample(8)]])
+        let release = TimingHistory(destination: "release", classes: [a: [sample(3)]], secondsPerTest: 1.5)
+        #expect(Estimator.speedRatio(of: release, to: debug) == nil)
+        let (_, source) = Estimator().estimate(TestSuite(id: c, framework: .xctest, tests: ["x", "y"]), history: release,
+                                               others: [debug])
+        #expect(source == .testCount(secondsPerTest: 1.5))
+    }
+
+    @Test func theRatioIsTheMedianSoOneOddClassDoesNotSkewIt() {
+        let debug = TimingHistory(destination: "debug", classes: [a: [sample(10)], b: [sample(10)], c: [sample(10)]])
+        let release = TimingHistory(destination: "release", classes: [a: [sample(5)], b: [sample(5)], c: [sample(100)]])
+        #expect(Estimator.speedRatio(of: release, to: debug) == 0.5)
+    }
+}

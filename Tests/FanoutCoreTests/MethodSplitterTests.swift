@@ -51,6 +51,12 @@ import Testing
         #expect(items.first { $0.suite.name == "Big" }?.isWholeSuite == true)
     }
 
+    @Test func shortClassesAreNotWorthSplitting() {
+        // Alone on 4 slots, a 0.5 s class exceeds its share (0.125 s), but splitting it would save less than a second.
+        let items = [item("M", "Short", 0.5, tests: 5)]
+        #expect(MethodSplitter(slots: 4).split(items, history: .empty("local")) == items)
+    }
+
     @Test func nothingIsSplitWhenEveryClassFitsItsShare() {
         let items = (0..<10).map { item("M", "C\($0)", 1, tests: 5) }
         #expect(MethodSplitter(slots: 4).split(items, history: .empty("local")) == items)

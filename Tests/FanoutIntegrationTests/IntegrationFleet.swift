@@ -51,7 +51,7 @@ actor IntegrationFleet {
 
     /// Processes of the agent user that belong to this fleet, as seen ON the agent (over SSH).
     static func processesOnAgent(_ spec: SSHAgentSpec, settings: SSHSettings) async throws -> [String] {
-        let transport = SSHTransport(spec: spec, settings: settings, archive: nil)
+        let transport = SSHTransport(spec: spec, settings: settings, archives: nil)
         let c = try await transport.connection()
         defer { Task { await c.close() } }
         // Our own ps and grep would match themselves: filter them out by their pid's parent (this shell).

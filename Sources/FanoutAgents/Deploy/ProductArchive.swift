@@ -11,6 +11,23 @@ public struct PackedProduct: Sendable, Hashable {
     public var files: [String]
 }
 
+/// Packs each product once per run, however many agents ask (one product per distinct build setting).
+public actor ProductArchives {
+    private var archives: [String: ProductArchive] = [:]
+
+    public init() {}
+
+    public func pack(_ product: TestProduct) async throws -> PackedProduct {
+        let archive = archives[product.binary] ?? ProductArchive(product: product)
+        archives[product.binary] = archive
+        return try await archive.pack()
+    }
+
+    public func discard() async {
+        for a in archives.values { await a.discard() }
+    }
+}
+
 /// Packs the product once per run, however many agents ask: the binary, its `.resources` folders (tests that use
 /// resources crash without them), the shared libraries beside it, and the other executables built with it (some
 /// suites launch them). The archive is deterministic (sorted, fixed owners and times), so the same build has the

@@ -23,4 +23,10 @@ public struct LocalTransport: Transport {
     }
 
     public func shutdown() async {}
+
+    public func hardwareClass() async -> String? {
+        let (ending, out, _) = await capture(Command(executable: "/bin/sh", arguments: ["-c", HardwareClass.probe]), timeout: 10)
+        guard ending == .exited(0) else { return nil }
+        return HardwareClass.parse(String(decoding: out, as: UTF8.self))
+    }
 }

@@ -13,9 +13,14 @@ public struct SSHAgentSpec: Sendable, Hashable {
     public var workdir: String
     /// The `swift` command on the agent, for `fanout agents check` (default: found on PATH, else /opt/swift/usr/bin/swift).
     public var swift: String?
+    /// What the agent is (`linux`, `gpu`, `big-memory`): destinations that require tags run only on agents with them.
+    public var tags: [String]
+    /// The destinations this agent serves, by name (nil: every destination whose required tags it has).
+    public var destinations: [String]?
 
     public init(name: String, host: String, port: Int = 22, user: String, identity: String? = nil,
-                passphraseEnvironment: String? = nil, slots: Int = 2, workdir: String, swift: String? = nil) {
+                passphraseEnvironment: String? = nil, slots: Int = 2, workdir: String, swift: String? = nil,
+                tags: [String] = [], destinations: [String]? = nil) {
         self.name = name
         self.host = host
         self.port = port
@@ -25,6 +30,8 @@ public struct SSHAgentSpec: Sendable, Hashable {
         self.slots = slots
         self.workdir = workdir
         self.swift = swift
+        self.tags = tags
+        self.destinations = destinations
     }
 }
 

@@ -14,7 +14,7 @@ private let liveTransports = Mutex<[ObjectIdentifier: SSHTransport]>([:])
 public final class SSHTransport: Transport {
     public let spec: SSHAgentSpec
     public let settings: SSHSettings
-    private let archive: ProductArchive?
+    private let archives: ProductArchives?
     private let state = Mutex(State())
 
     private struct State {
@@ -37,11 +37,11 @@ public final class SSHTransport: Transport {
     public var kind: String { "ssh" }
     public var slots: Int { spec.slots }
 
-    /// `archive` packs the product once for every agent of the run.
-    public init(spec: SSHAgentSpec, settings: SSHSettings, archive: ProductArchive?) {
+    /// `archives` packs each product once for every agent of the run.
+    public init(spec: SSHAgentSpec, settings: SSHSettings, archives: ProductArchives?) {
         self.spec = spec
         self.settings = settings
-        self.archive = archive
+        self.archives = archives
     }
 
     public var deployStats: DeployStats? { state.withLock { $0.deploy } }
@@ -123,8 +123,8 @@ public final class SSHTransport: Transport {
         try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
         // On re-admission, whatever this run left running there before the connection died goes first.
         try await check(layout.killAll, on: c, what: "stopping what this run left on the agent")
-        guard let archive else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
-        let packed = try await archive.pack()
+        guard let archives else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
+        let packed = try await archives.pack(product)
         let ready = try await check(layout.bundleReady(packed.sha256), on: c, what: "looking for the cached bundle")
         var sent = 0
         let cached = ready.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "yes"
@@ -137,7 +137,12 @@ public final class SSHTransport: Transport {
         try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256), on: c, what: "evicting old bundles")
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        state.withLock { $0.deploy = DeployStats(bytesSent: sent, seconds: seconds, cached: cached) }
+        // Several products (one per build setting) add up.
+        state.withLock { s in
+            let before = s.deploy ?? DeployStats(bytesSent: 0, seconds: 0, cached: true)
+            s.deploy = DeployStats(bytesSent: before.bytesSent + sent, seconds: before.seconds + seconds,
+                                   cached: before.cached && cached)
+        }
         return layout.bundle(packed.sha256) + "/" + packed.binaryName
     }
 
@@ -190,6 +195,11 @@ public final class SSHTransport: Transport {
 
     private func markLost(_ why: String) {
         state.withLock { if $0.lost == nil { $0.lost = why } }
+    }
+
+    public func hardwareClass() async -> String? {
+        guard let c = try? await connection(), let r = try? await c.run(HardwareClass.probe, timeout: 10) else { return nil }
+        return HardwareClass.parse(r.stdoutText)
     }
 
     public func reset() async {

@@ -38,7 +38,8 @@ public enum ConfigFile {
         let keys = try top.mapping(allowed: ["package", "bundle", "build", "filter", "skip", "slots", "report_dir",
                                              "reports", "history", "record_history", "timeout", "estimate",
                                              "destination", "agents", "known_hosts", "host_key_policy", "ssh", "retries",
-                                             "requeue_budget", "keep_whole", "split_classes"])
+                                             "requeue_budget", "keep_whole", "split_classes", "destinations",
+                                             "exclusive"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -82,7 +83,7 @@ public enum ConfigFile {
         if let agents = keys["agents"] {
             settings.agents = try agents.list().map { node throws(FanoutError) in
                 let a = try node.mapping(allowed: ["name", "host", "port", "user", "identity", "passphrase_env", "slots",
-                                                   "workdir", "swift"])
+                                                   "workdir", "swift", "tags", "destinations"])
                 guard let host = a["host"] else { throw node.fail("needs a host") }
                 guard let user = a["user"] else { throw node.fail("needs a user") }
                 guard let workdir = a["workdir"] else { throw node.fail("needs a workdir (an absolute path on the agent)") }
@@ -91,7 +92,30 @@ public enum ConfigFile {
                     name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1) ?? 22,
                     user: try user.string(), identity: try a["identity"]?.string(),
                     passphraseEnvironment: try a["passphrase_env"]?.string(), slots: try a["slots"]?.int(min: 1) ?? 2,
-                    workdir: try workdir.string(), swift: try a["swift"]?.string())
+                    workdir: try workdir.string(), swift: try a["swift"]?.string(), tags: try a["tags"]?.strings() ?? [],
+                    destinations: try a["destinations"]?.strings())
+            }
+        }
+        if let v = keys["exclusive"] { settings.exclusive = try v.strings() }
+        if let list = keys["destinations"] {
+            settings.destinations = try list.list().map { node throws(FanoutError) in
+                let d = try node.mapping(allowed: ["name", "environment", "arguments", "configuration", "build_flags",
+                                                   "runner", "tags"])
+                guard let name = d["name"] else { throw node.fail("needs a name") }
+                var frameworks = Framework.allCases
+                if let runner = d["runner"] {
+                    switch try runner.oneOf(["both", "xctest", "swift-testing"]) {
+                    case "xctest": frameworks = [.xctest]
+                    case "swift-testing": frameworks = [.swiftTesting]
+                    default: break
+                    }
+                }
+                return DestinationSpec(
+                    destination: Destination(name: try name.string(), environment: try d["environment"]?.stringMap() ?? [:],
+                                             arguments: try d["arguments"]?.strings() ?? []),
+                    configuration: try d["configuration"]?.oneOf(["debug", "release"]),
+                    buildFlags: try d["build_flags"]?.strings(), frameworks: frameworks,
+                    tags: try d["tags"]?.strings() ?? [])
             }
         }
         if let dest = keys["destination"] {

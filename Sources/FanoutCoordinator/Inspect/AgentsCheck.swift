@@ -30,7 +30,7 @@ public enum AgentsCheck {
 
     static func check(_ spec: SSHAgentSpec, settings: SSHSettings, latencyRuns: Int) async -> Row {
         let address = "\(spec.user)@\(spec.host):\(spec.port)"
-        let transport = SSHTransport(spec: spec, settings: settings, archive: nil)
+        let transport = SSHTransport(spec: spec, settings: settings, archives: nil)
         func failed(_ why: String) -> Row {
             var cells = [spec.name, address, "-", "-", "-", "-", String(spec.slots), "UNUSABLE"]
             if latencyRuns > 0 { cells.insert("-", at: 7) }

@@ -15,7 +15,7 @@ public enum Inspector {
              item.source.description]
         }
         let summary = Table(title: "Plan", headers: ["tests", "classes", "units", "slots", "work (s)", "LB (s)", "predicted (s)"],
-                            rows: [[String(p.catalog.testCount), String(p.items.count), String(p.plan.units.count),
+                            rows: [[String(p.testCount), String(p.items.count), String(p.plan.units.count),
                                     String(p.slots), String(format2: p.plan.totalWork), String(format2: p.plan.lowerBound),
                                     String(format2: p.plan.predictedMakespan)]],
                             numeric: [0, 1, 2, 3, 4, 5, 6])
@@ -36,7 +36,7 @@ public enum Inspector {
                          String(format2: item.estimate), item.source.description])
             if showTests { rows += item.tests.map { ["  " + $0, "", "", "", ""] } }
         }
-        return Table(title: "\(p.items.count) classes, \(p.catalog.testCount) tests",
+        return Table(title: "\(p.items.count) classes, \(p.testCount) tests",
                      headers: ["class", "framework", "tests", "estimate (s)", "source"], rows: rows, numeric: [2, 3])
     }
 

@@ -17,14 +17,20 @@ public struct RunOutcome: Sendable {
 
 /// Everything known before the first unit runs: `fanout plan` and `fanout list` stop here.
 public struct Prepared: Sendable {
-    public var product: TestProduct
-    public var catalog: Catalog
+    public var destinations: [DestinationSpec]
+    /// The built product of each destination (destinations with the same build setting share one).
+    public var products: [String: TestProduct]
+    /// What each destination runs, after the filters.
+    public var catalogs: [String: Catalog]
     public var items: [WorkItem]
     public var plan: Plan
     public var warnings: [String]
     public var slots: Int
     /// Seconds spent building and discovering.
     public var preparation: Double
+
+    public var testCount: Int { catalogs.values.reduce(0) { $0 + $1.testCount } }
+    public func spec(_ destination: String) -> DestinationSpec? { destinations.first { $0.name == destination } }
 }
 
 /// Runs the whole job: config → build → discover → estimate → plan → dispatch → collect → report → history.
@@ -53,12 +59,18 @@ public final class Coordinator: Sendable {
         return settings.agents.isEmpty ? settings.slots : settings.agents.reduce(0) { $0 + $1.slots }
     }
 
-    /// The agents of this run: one archive of the product is shared by every SSH agent.
-    private func makeTransports(product: TestProduct) -> ([any Transport], ProductArchive?) {
+    /// The agents of this run: each product is packed once for every SSH agent.
+    private func makeTransports() -> ([any Transport], ProductArchives?) {
         if let injected { return (injected, nil) }
         if settings.agents.isEmpty { return ([LocalTransport(slots: settings.slots)], nil) }
-        let archive = ProductArchive(product: product)
-        return (settings.agents.map { SSHTransport(spec: $0, settings: settings.ssh, archive: archive) }, archive)
+        let archives = ProductArchives()
+        return (settings.agents.map { SSHTransport(spec: $0, settings: settings.ssh, archives: archives) }, archives)
+    }
+
+    /// The destinations an agent serves (local slots serve them all).
+    private func served(by transport: any Transport, of destinations: [DestinationSpec]) -> [DestinationSpec] {
+        guard let ssh = transport as? SSHTransport else { return destinations }
+        return destinations.filter { $0.isServed(by: ssh.spec) }
     }
 
     // MARK: - Before the run
@@ -68,48 +80,87 @@ public final class Coordinator: Sendable {
         let start = clock.now
         try settings.validate()
         let filter = try ClassFilter(filters: settings.filters, skips: settings.skips)
-        let product = try await ProductBuilder(settings: settings).product(progress: progress)
-        progress(.phase("discovering tests in \(product.binary)"))
-        let full = try await Discovery().catalog(of: product, destination: settings.destination)
-        guard full.testCount > 0 else {
-            throw FanoutError("the product \(product.binary) contains no tests",
-                              hint: "Check that the package has test targets with XCTest classes or Swift Testing suites.")
+        let destinations = try settings.activeDestinations()
+
+        // Each distinct build setting is built once; destinations that share one share its product.
+        var builds: [String: TestProduct] = [:]
+        var products: [String: TestProduct] = [:]
+        let configurations = Set(destinations.map { settings.buildSettings(for: $0).configuration })
+        for spec in destinations {
+            var build = settings.buildSettings(for: spec)
+            let key = "\(build.configuration) \(build.buildFlags.joined(separator: " "))"
+            if builds[key] == nil {
+                // Two settings of one configuration would overwrite each other's products: separate build folders.
+                let sameConfiguration = Set(destinations.map { settings.buildSettings(for: $0) }.filter {
+                    $0.configuration == build.configuration }.map(\.buildFlags)).count > 1
+                if sameConfiguration, !build.buildFlags.isEmpty, build.bundlePath == nil {
+                    let base = build.scratchPath ?? (URL(fileURLWithPath: build.packagePath).path + "/.build")
+                    build.scratchPath = base + "-fanout-" + String(UInt32(truncatingIfNeeded: key.hashValue & 0xffff_ffff), radix: 16)
+                }
+                builds[key] = try await ProductBuilder(settings: build).product(progress: progress)
+            }
+            products[spec.name] = builds[key]
         }
-        let catalog = full.filter { filter.accepts($0.id) }
-        guard catalog.testCount > 0 else {
-            throw FanoutError(
-                "no test class matches the filters (--filter \(settings.filters.joined(separator: " ")) --skip \(settings.skips.joined(separator: " ")))",
-                hint: "Filters are regexes over Module.Class; `fanout list` shows the \(full.suites.count) classes found.")
+        _ = configurations
+
+        var catalogs: [String: Catalog] = [:]
+        for spec in destinations {
+            guard let product = products[spec.name] else { continue }
+            progress(.phase("discovering tests in \(product.binary) for \(spec.name)"))
+            let full = try await Discovery().catalog(of: product, destination: spec.destination, frameworks: spec.frameworks)
+            guard full.testCount > 0 else {
+                throw FanoutError("the product \(product.binary) contains no tests",
+                                  hint: "Check that the package has test targets with XCTest classes or Swift Testing suites.")
+            }
+            let catalog = full.filter { filter.accepts($0.id) }
+            guard catalog.testCount > 0 else {
+                throw FanoutError(
+                    "no test class matches the filters (--filter \(settings.filters.joined(separator: " ")) --skip \(settings.skips.joined(separator: " ")))",
+                    hint: "Filters are regexes over Module.Class; `fanout list` shows the \(full.suites.count) classes found.")
+            }
+            catalogs[spec.name] = catalog
         }
+
         var warnings: [String] = []
-        let history = readHistory(warnings: &warnings)
-        let whole = settings.estimator.workItems(for: catalog, destination: settings.destination.name, history: history)
+        let histories = readHistories(destinations.map(\.name), warnings: &warnings)
         let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
-        let items = settings.splitClasses
-            ? MethodSplitter(slots: slotCount, overhead: settings.invocationOverhead, percentile: settings.percentile / 100)
-                .split(whole, history: history, keepWhole: keepWhole.matches)
-            : whole
-        let scheduler = Scheduler(items: items, options: schedulerOptions)
-        let plan = scheduler.plan()
-        return Prepared(product: product, catalog: catalog, items: items, plan: plan, warnings: warnings,
-                        slots: slotCount, preparation: (clock.now - start).seconds)
+        let exclusive = try ClassPatterns(settings.exclusive, option: "exclusive")
+        let splitter = MethodSplitter(slots: slotCount, overhead: settings.invocationOverhead,
+                                      percentile: settings.percentile / 100)
+        var items: [WorkItem] = []
+        for spec in destinations {
+            guard let catalog = catalogs[spec.name], let history = histories[spec.name] else { continue }
+            let whole = settings.estimator.workItems(for: catalog, destination: spec.name, history: history,
+                                                     others: Array(histories.values))
+            // Exclusive classes run alone on their agent, and whole: their measurements must not share the machine.
+            let keep: (SuiteID) -> Bool = { keepWhole.matches($0) || exclusive.matches($0) }
+            var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
+            for i in mine.indices where exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
+            items += mine
+        }
+        let plan = Scheduler(items: items, options: schedulerOptions).plan()
+        return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, plan: plan,
+                        warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
     }
 
     private var schedulerOptions: SchedulerOptions {
         SchedulerOptions(slots: slotCount, overhead: settings.invocationOverhead)
     }
 
-    private func readHistory(warnings: inout [String]) -> TimingHistory {
-        let empty = TimingHistory.empty(settings.destination.name)
-        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return empty }
+    /// Each destination's own timing history (estimates, flakiness and baselines never mix destinations).
+    private func readHistories(_ destinations: [String], warnings: inout [String]) -> [String: TimingHistory] {
+        var out = Dictionary(uniqueKeysWithValues: destinations.map { ($0, TimingHistory.empty($0)) })
+        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return out }
         do {
             let (store, notes) = try HistoryStore.open(at: settings.historyPath)
             warnings += notes
-            return try store.timingHistory(destination: settings.destination.name, window: settings.historyWindow)
+            // Other destinations known to the history lend their times to classes never run on these.
+            let known = Set(try store.recentRuns(limit: 50).flatMap(\.destinations)).union(destinations)
+            for d in known { out[d] = try store.timingHistory(destination: d, window: settings.historyWindow) }
         } catch {
             warnings.append("timing history not used: \(error)")
-            return empty
         }
+        return out
     }
 
     // MARK: - The run
@@ -126,7 +177,7 @@ public final class Coordinator: Sendable {
         try Self.checkWritable(reportDirectory)
         let prepared = try await prepare()
         for w in prepared.warnings { progress(.warning(w)) }
-        progress(.planned(tests: prepared.catalog.testCount, items: prepared.items.count, slots: prepared.slots,
+        progress(.planned(tests: prepared.testCount, items: prepared.items.count, slots: prepared.slots,
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
         let state = RunState(scheduler: Scheduler(items: prepared.items, options: schedulerOptions),
@@ -134,13 +185,18 @@ public final class Coordinator: Sendable {
                              slots: prepared.slots, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
-        let (transports, archive) = makeTransports(product: prepared.product)
-        let (interrupted, usable) = await dispatch(transports: transports, product: prepared.product, runID: runID,
+        let (transports, archives) = makeTransports()
+        for spec in prepared.destinations where !transports.contains(where: { !served(by: $0, of: [spec]).isEmpty }) {
+            await state.warn("no agent serves destination \(spec.name)"
+                + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
+                + ": its tests cannot run")
+        }
+        let (interrupted, usable) = await dispatch(transports: transports, prepared: prepared, runID: runID,
                                                    state: state, now: now)
         await withTaskGroup(of: Void.self) { group in
             for transport in transports { group.addTask { await transport.shutdown() } }
         }
-        await archive?.discard()
+        await archives?.discard()
         if usable.isEmpty {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
@@ -151,13 +207,13 @@ public final class Coordinator: Sendable {
 
     /// Deploys to every agent in parallel; each agent's slots start taking work as soon as its own deployment is
     /// done. Returns whether the run was interrupted and the agents that were usable.
-    private func dispatch(transports: [any Transport], product: TestProduct, runID: String, state: RunState,
+    private func dispatch(transports: [any Transport], prepared: Prepared, runID: String, state: RunState,
                           now: @escaping @Sendable () -> Double) async -> (Bool, [String]) {
         let (interrupted, usable) = await withTaskCancellationHandler {
             let usable = await withTaskGroup(of: String?.self) { group in
                 for transport in transports {
                     group.addTask { [self] in
-                        await serve(transport, product: product, runID: runID, state: state, now: now)
+                        await serve(transport, prepared: prepared, runID: runID, state: state, now: now)
                             ? transport.name : nil
                     }
                 }
@@ -174,16 +230,25 @@ public final class Coordinator: Sendable {
 
     /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
     /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
-    private func serve(_ transport: any Transport, product: TestProduct, runID: String, state: RunState,
+    private func serve(_ transport: any Transport, prepared: Prepared, runID: String, state: RunState,
                        now: @escaping @Sendable () -> Double) async -> Bool {
+        let mine = served(by: transport, of: prepared.destinations)
+        guard !mine.isEmpty else { return false }
         var admitted = false
         var attempts = 0
         let backoff: [Double] = [1, 2, 4, 8, 15, 15]
         while !Task.isCancelled {
-            let binary: String
+            var binaries: [String: String] = [:]
             do {
                 progress(.phase(admitted ? "re-admitting \(transport.name)" : "deploying to \(transport.name)"))
-                binary = try await transport.prepare(product: product, runID: runID)
+                var byProduct: [String: String] = [:]
+                for spec in mine {
+                    guard let product = prepared.products[spec.name] else { continue }
+                    if byProduct[product.binary] == nil {
+                        byProduct[product.binary] = try await transport.prepare(product: product, runID: runID)
+                    }
+                    binaries[spec.name] = byProduct[product.binary]
+                }
             } catch {
                 guard admitted else {
                     await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
@@ -204,13 +269,17 @@ public final class Coordinator: Sendable {
             }
             admitted = true
             attempts = 0
-            await state.agentReady(transport.name)
+            let ready = binaries
+            await state.agentReady(transport.name, serves: Set(ready.keys),
+                                   hardwareClass: await transport.hardwareClass())
             let lost = await withTaskGroup(of: Bool.self) { slots in
                 for index in 0..<transport.slots {
                     let slot = SlotRef(agent: transport.name, index: index)
                     slots.addTask { [self] in
                         while transport.isUsable, let unit = await state.next(for: slot, now: now) {
-                            let done = await execute(unit, on: transport, binary: binary, slot: slot, state: state, now: now)
+                            let done = await execute(unit, on: transport, binary: ready[unit.destination] ?? "",
+                                                     destination: prepared.spec(unit.destination)?.destination ?? settings.destination,
+                                                     slot: slot, state: state, now: now)
                             await state.complete(done)
                             if case .agentLost(let why) = done.ending {
                                 await state.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
@@ -234,8 +303,8 @@ public final class Coordinator: Sendable {
     }
 
     /// Runs one unit on one slot and collects what it produced.
-    private func execute(_ unit: WorkUnit, on transport: any Transport, binary: String, slot: SlotRef,
-                         state: RunState, now: @Sendable () -> Double) async -> FinishedUnit {
+    private func execute(_ unit: WorkUnit, on transport: any Transport, binary: String, destination: Destination,
+                         slot: SlotRef, state: RunState, now: @Sendable () -> Double) async -> FinishedUnit {
         let start = now()
         let runner = Runners.runner(for: unit.framework)
         var collector = UnitCollector(unit: unit, agent: transport.name)
@@ -243,7 +312,7 @@ public final class Coordinator: Sendable {
                               suites: Self.describe(unit), estimate: unit.estimate))
         let command: Command
         do {
-            command = try runner.command(for: unit, binary: binary, destination: settings.destination)
+            command = try runner.command(for: unit, binary: binary, destination: destination)
         } catch {
             let ending = UnitEnding.failedToStart(error.description)
             return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
@@ -339,8 +408,8 @@ public final class Coordinator: Sendable {
             finishedAt: Date().roundedToMilliseconds,
             interrupted: interrupted,
             product: ProductInfo(package: settings.bundlePath == nil ? settings.packagePath : nil,
-                                 bundle: prepared.product.binary),
-            destinations: [settings.destination.name],
+                                 bundle: prepared.products.values.map(\.binary).sorted().joined(separator: ", ")),
+            destinations: prepared.destinations.map(\.name),
             agents: transports.map { t in
                 let ssh = t as? SSHTransport
                 return AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: ssh.map { "\($0.endpoint)" },

@@ -48,12 +48,40 @@ public struct RunSettings: Sendable, Hashable {
     /// How often a unit may go back to the queue after its agent was lost (or it died before finishing any test)
     /// before its tests are reported not run.
     public var requeueBudget = 2
+    /// The destination of a run without a `destinations:` list (the embedded default: "local").
     public var destination = Destination.local
+    /// Several destinations at once: each its own build setting, environment, runner and agents.
+    public var destinations: [DestinationSpec] = []
+    /// `--destination NAME` (repeatable): run only these of the configured destinations (default: all).
+    public var selectedDestinations: [String] = []
+    /// Classes (regexes over `Module.Class`) that run alone on their agent, so other work does not distort their
+    /// measurements: performance tests by default.
+    public var exclusive: [String] = ["(?i)performance"]
     /// Remote agents over SSH. Empty: the embedded default, `slots` local slots.
     public var agents: [SSHAgentSpec] = []
     public var ssh = SSHSettings()
 
     public init() {}
+
+    /// The destinations of this run, after `--destination`.
+    public func activeDestinations() throws(FanoutError) -> [DestinationSpec] {
+        let all = destinations.isEmpty ? [DestinationSpec(destination: destination)] : destinations
+        guard !selectedDestinations.isEmpty else { return all }
+        let names = Set(all.map(\.name))
+        for name in selectedDestinations where !names.contains(name) {
+            throw FanoutError("unknown destination '\(name)'",
+                              hint: "Configured destinations: \(all.map(\.name).joined(separator: ", ")).")
+        }
+        return all.filter { selectedDestinations.contains($0.name) }
+    }
+
+    /// The settings a destination builds with (its own configuration and flags, else the run's).
+    func buildSettings(for spec: DestinationSpec) -> RunSettings {
+        var s = self
+        s.configuration = spec.configuration ?? configuration
+        s.buildFlags = spec.buildFlags ?? buildFlags
+        return s
+    }
 
     /// The time limit of a unit with this estimate.
     public func timeout(forEstimate estimate: Double) -> Double {
@@ -69,6 +97,17 @@ public struct RunSettings: Sendable, Hashable {
         guard slots >= 1 else {
             throw FanoutError("--slots must be at least 1 (got \(slots))", hint: "Use --slots N with N ≥ 1.")
         }
+        var seen: Set<String> = []
+        for d in destinations {
+            guard seen.insert(d.name).inserted else {
+                throw FanoutError("two destinations are named '\(d.name)'", hint: "Give every destination a name of its own.")
+            }
+            if let c = d.configuration, !["debug", "release"].contains(c) {
+                throw FanoutError("destination \(d.name): unknown build configuration '\(c)'", hint: "Use debug or release.")
+            }
+        }
+        _ = try activeDestinations()
+        _ = try ClassPatterns(exclusive, option: "exclusive")
         guard ["debug", "release"].contains(configuration) else {
             throw FanoutError("unknown build configuration '\(configuration)'", hint: "Use debug or release.")
         }
@@ -151,5 +190,35 @@ struct NSRegularExpressionBox: @unchecked Sendable {
 
     func matches(_ s: String) -> Bool {
         regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil
+    }
+}
+
+/// One destination of a run: where and how its tests run.
+public struct DestinationSpec: Sendable, Hashable {
+    /// Name, environment and launch arguments passed to the tests.
+    public var destination: Destination
+    /// Build configuration and extra `swift build` flags (nil: the run's). Each distinct pair is built once.
+    public var configuration: String?
+    public var buildFlags: [String]?
+    /// The frameworks it runs (default: both found in the product).
+    public var frameworks: [Framework]
+    /// Agent tags it requires: only agents with all of them (or that name this destination) run it.
+    public var tags: [String]
+
+    public init(destination: Destination, configuration: String? = nil, buildFlags: [String]? = nil,
+                frameworks: [Framework] = Framework.allCases, tags: [String] = []) {
+        self.destination = destination
+        self.configuration = configuration
+        self.buildFlags = buildFlags
+        self.frameworks = frameworks
+        self.tags = tags
+    }
+
+    public var name: String { destination.name }
+
+    /// Whether an agent (its tags and the destinations it names) serves this destination.
+    public func isServed(by agent: SSHAgentSpec) -> Bool {
+        if let names = agent.destinations { return names.contains(name) }
+        return Set(tags).isSubset(of: Set(agent.tags))
     }
 }

@@ -80,8 +80,15 @@ actor RunState {
             // Retries avoid the agent their test failed on while another agent is alive to take them.
             let alone = liveAgents.subtracting([slot.agent]).isEmpty
             let t = now()
-            if let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent),
-                                         accepts: { alone || $0.avoidAgent != slot.agent }) {
+            let destinations = serves[slot.agent] ?? []
+            let mine = running.values.filter { $0.agent == slot.agent }
+            // An exclusive unit has its agent to itself; it starts only on an agent with nothing running.
+            let agentIsIdle = mine.isEmpty
+            let exclusiveRunning = mine.contains { $0.unit.items.contains(where: \.exclusive) }
+            if !exclusiveRunning, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
+                destinations.contains($0.destination) && (alone || $0.avoidAgent != slot.agent)
+                    && (!$0.exclusive || agentIsIdle)
+            }) {
                 running[unit.id] = Running(unit: unit, start: t, agent: slot.agent, twin: nil, isBackup: false)
                 return unit
             }
@@ -139,14 +146,18 @@ actor RunState {
     }
 
     private var liveAgents: Set<String> = []
+    private var serves: [String: Set<String>] = [:]
+    private var hardware: [String: String] = [:]
     private let retries: Int
 
     /// Work is queued or running: a lost agent is worth re-admitting.
     var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty) }
 
-    /// An agent is deployed and takes work.
-    func agentReady(_ name: String) {
+    /// An agent is deployed, takes work for these destinations, and is of this hardware class.
+    func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?) {
         liveAgents.insert(name)
+        serves[name] = destinations
+        if let hardwareClass { hardware[name] = hardwareClass }
         wakeAll()
     }
 
@@ -206,7 +217,8 @@ actor RunState {
             }
         }
         for m in done.result.measurements {
-            measurements.append(MeasurementRecord(destination: destination, agent: done.slot.agent, measurement: m))
+            measurements.append(MeasurementRecord(destination: destination, agent: done.slot.agent, measurement: m,
+                                                  hardwareClass: hardware[done.slot.agent]))
         }
         if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
         for id in done.result.missing {

@@ -18,11 +18,17 @@ public struct Estimator: Sendable, Hashable {
         self.floor = floor
     }
 
-    public func estimate(_ suite: TestSuite, tests: [String]? = nil, history: TimingHistory) -> (Double, EstimateSource) {
+    public func estimate(_ suite: TestSuite, tests: [String]? = nil, history: TimingHistory,
+                         others: [TimingHistory] = []) -> (Double, EstimateSource) {
         let count = max(1, (tests ?? suite.tests).count)
-        if let samples = history.classes[suite.id]?.prefix(window), !samples.isEmpty {
-            let scaled = samples.map { $0.duration * Double(count) / Double(max(1, $0.testCount)) }
-            return (max(floor, Self.percentile(scaled, percentile)), .history(samples: samples.count))
+        if let own = classEstimate(suite.id, count: count, in: history) {
+            return (max(floor, own.0), .history(samples: own.1))
+        }
+        // Never run here, but elsewhere: borrow, scaled by how much faster or slower this destination is.
+        for other in others.sorted(by: { $0.destination < $1.destination }) where other.destination != history.destination {
+            guard let there = classEstimate(suite.id, count: count, in: other),
+                  let ratio = Self.speedRatio(of: history, to: other, window: window) else { continue }
+            return (max(floor, there.0 * ratio), .borrowed(from: other.destination, ratio: ratio))
         }
         if let perTest = history.secondsPerTest, perTest > 0 {
             return (max(floor, perTest * Double(count)), .testCount(secondsPerTest: perTest))
@@ -30,10 +36,32 @@ public struct Estimator: Sendable, Hashable {
         return (max(floor, nominalSecondsPerTest * Double(count)), .noHistory(secondsPerTest: nominalSecondsPerTest))
     }
 
+    /// The percentile of a class's own recent samples, scaled to `count` tests, with how many samples it used.
+    func classEstimate(_ suite: SuiteID, count: Int, in history: TimingHistory) -> (Double, Int)? {
+        guard let samples = history.classes[suite]?.prefix(window), !samples.isEmpty else { return nil }
+        let scaled = samples.map { $0.duration * Double(count) / Double(max(1, $0.testCount)) }
+        return (Self.percentile(scaled, percentile), samples.count)
+    }
+
+    /// How much longer classes take on `a` than on `b`: the median, over the classes both have run, of the ratio of
+    /// their typical (median) times. Nil when they share no class.
+    public static func speedRatio(of a: TimingHistory, to b: TimingHistory, window: Int = 10) -> Double? {
+        var ratios: [Double] = []
+        for (suite, samplesA) in a.classes {
+            guard let samplesB = b.classes[suite], !samplesA.isEmpty, !samplesB.isEmpty else { continue }
+            let perTestA = samplesA.prefix(window).map { $0.duration / Double(max(1, $0.testCount)) }
+            let perTestB = samplesB.prefix(window).map { $0.duration / Double(max(1, $0.testCount)) }
+            let ma = percentile(perTestA, 0.5), mb = percentile(perTestB, 0.5)
+            if ma > 0, mb > 0 { ratios.append(ma / mb) }
+        }
+        return ratios.isEmpty ? nil : percentile(ratios, 0.5)
+    }
+
     /// Work items for every suite of a catalog on one destination, each with its estimate.
-    public func workItems(for catalog: Catalog, destination: String, history: TimingHistory) -> [WorkItem] {
+    public func workItems(for catalog: Catalog, destination: String, history: TimingHistory,
+                          others: [TimingHistory] = []) -> [WorkItem] {
         catalog.suites.map { suite in
-            let (seconds, source) = estimate(suite, history: history)
+            let (seconds, source) = estimate(suite, history: history, others: others)
             return WorkItem(suite: suite.id, framework: suite.framework, destination: destination, tests: suite.tests,
                             isWholeSuite: true, estimate: seconds, source: source)
         }

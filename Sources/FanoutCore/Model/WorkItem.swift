@@ -38,6 +38,8 @@ public struct WorkItem: Hashable, Codable, Sendable {
     /// For a retry of failed tests: which retry (1 = the first re-run), and the agent it should avoid if it can.
     public var retry: Int
     public var avoidAgent: String?
+    /// Runs alone on its agent (performance tests): nothing else runs there meanwhile, so nothing distorts it.
+    public var exclusive: Bool = false
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {

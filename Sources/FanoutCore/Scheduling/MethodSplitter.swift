@@ -24,8 +24,11 @@ public struct MethodSplitter: Sendable, Hashable {
         let total = items.reduce(0) { $0 + $1.estimate }
         let share = total / Double(slots)
         guard share > 0 else { return items }
+        // Splitting a class shorter than this saves less than it costs in extra process starts.
+        let worthSplitting = max(1.0, 50 * overhead)
         return items.flatMap { item -> [WorkItem] in
-            guard item.estimate > share, item.tests.count > 1, !keepWhole(item.suite) else { return [item] }
+            guard item.estimate > share, item.estimate >= worthSplitting, item.tests.count > 1, !keepWhole(item.suite)
+            else { return [item] }
             return groups(of: item, share: share, history: history)
         }
     }
