@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: sets up what it needs, builds Fanout, starts a fleet of 4 real sshd agents on loopback
-# (Agents/local-fleet), and runs Fanout on the demo suite across them. The fleet is stopped at the end, by PID.
+# (Agents/local-fleet), and runs Fanout on the demo suite across them on two destinations at once (a debug and a
+# release build, side by side in one report). The fleet is stopped at the end, by PID.
 # Run it twice: the second run plans from the timing history of the first and shows estimated vs actual per class.
 #   scripts/demo.sh [--local] [fanout run options…]     (--local: local worker slots instead of the SSH fleet)
 set -euo pipefail
@@ -27,7 +28,16 @@ if [[ $mode == fleet ]]; then
   # --hide: the agents must not see this build tree, so deployment is really tested (nothing read from here).
   config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port 2222 --slots 2 --hide "$root/Tests/Fixtures/DemoSuite/.build" | tail -n1)
   trap 'bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true' EXIT
-  args+=(--config "$config")
+  # The fleet's agents plus two destinations: each build setting is built once and deployed as its own product.
+  cp "$config" "$fleet/demo.yml"
+  cat >>"$fleet/demo.yml" <<'YML'
+destinations:
+  - name: debug
+    configuration: debug
+  - name: release
+    configuration: release
+YML
+  args+=(--config "$fleet/demo.yml")
 else
   args+=(--slots 4)
 fi
