@@ -24,6 +24,18 @@ actor IntegrationFleet {
         return s
     }
 
+    /// The fleet's settings for a run of the demo suite that keeps its history and reports in `dir`.
+    func runSettings(_ dir: TempDir, filters: [String] = [], env: [String: String] = [:]) async throws -> RunSettings {
+        var s = try await settings()
+        let local = demoSettings(bundle: try await DemoSuite.shared.bundle(), dir: dir, filters: filters, env: env)
+        s.bundlePath = local.bundlePath
+        s.filters = filters
+        s.historyPath = local.historyPath
+        s.reportDirectory = local.reportDirectory
+        s.destination = local.destination
+        return s
+    }
+
     private func start() async throws -> String {
         if let config { return try config.get() }
         let scripts = repositoryRoot.appendingPathComponent("Agents/local-fleet").path

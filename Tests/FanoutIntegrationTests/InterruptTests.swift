@@ -83,35 +83,30 @@ import Testing
         #expect(try report(dir).exitCode == 143)
     }
 
-    @Test func sigintOnTheFleetLeavesNoProcessOnAnyAgent() async throws {
+    /// Interrupts a run on the fleet with `signals` and checks, on every agent, that nothing of ours is left.
+    func interruptOnTheFleet(with signals: [Int32]) async throws -> TempDir {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         let fleet = try await IntegrationFleet.shared.settings()
         let config = try hangingConfig(dir, fleet: IntegrationFleet.directory + "/fleet.yml")
         let (code, out) = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|DatabaseMigration",
                                                "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
-                                              with: [SIGINT], cwd: dir.path)
+                                              with: signals, cwd: dir.path)
         #expect(code == 130, "\(out)")
-        #expect(try report(dir).interrupted)
         for spec in fleet.agents {
             let left = try await IntegrationFleet.processesOnAgent(spec, settings: fleet.ssh)
             #expect(left.isEmpty, "\(spec.name): \(left)")
         }
+        return dir
+    }
+
+    @Test func sigintOnTheFleetLeavesNoProcessOnAnyAgent() async throws {
+        let dir = try await interruptOnTheFleet(with: [SIGINT])
+        #expect(try report(dir).interrupted)
     }
 
     @Test func aSecondSigintQuitsAtOnceButStillKillsWhatWasStarted() async throws {
-        let bundle = try await DemoSuite.shared.bundle()
-        let dir = try TempDir()
-        let fleet = try await IntegrationFleet.shared.settings()
-        let config = try hangingConfig(dir, fleet: IntegrationFleet.directory + "/fleet.yml")
-        let (code, out) = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|DatabaseMigration",
-                                               "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
-                                              with: [SIGINT, SIGINT], cwd: dir.path)
-        #expect(code == 130, "\(out)")
-        for spec in fleet.agents {
-            let left = try await IntegrationFleet.processesOnAgent(spec, settings: fleet.ssh)
-            #expect(left.isEmpty, "\(spec.name): \(left)")
-        }
+        _ = try await interruptOnTheFleet(with: [SIGINT, SIGINT])
     }
 }
 

@@ -45,14 +45,7 @@ final class EventLog: Sendable {
     }
 
     func settings(_ dir: TempDir, filters: [String] = [], env: [String: String] = [:]) async throws -> RunSettings {
-        var s = try await IntegrationFleet.shared.settings()
-        let local = demoSettings(bundle: try await DemoSuite.shared.bundle(), dir: dir, filters: filters, env: env)
-        s.bundlePath = local.bundlePath
-        s.filters = filters
-        s.historyPath = local.historyPath
-        s.reportDirectory = local.reportDirectory
-        s.destination = local.destination
-        return s
+        try await IntegrationFleet.shared.runSettings(dir, filters: filters, env: env)
     }
 
     func waitFor(_ condition: @Sendable () -> Bool, seconds: Double = 60) async throws {

@@ -8,14 +8,7 @@ import Testing
 /// The whole job across real sshd agents on loopback (Agents/local-fleet), against the real demo suite.
 @Suite(.serialized) struct SSHRunTests {
     func fleetSettings(_ dir: TempDir, filters: [String] = [], env: [String: String] = [:]) async throws -> RunSettings {
-        var s = try await IntegrationFleet.shared.settings()
-        let local = demoSettings(bundle: try await DemoSuite.shared.bundle(), dir: dir, filters: filters, env: env)
-        s.bundlePath = local.bundlePath
-        s.filters = filters
-        s.historyPath = local.historyPath
-        s.reportDirectory = local.reportDirectory
-        s.destination = local.destination
-        return s
+        try await IntegrationFleet.shared.runSettings(dir, filters: filters, env: env)
     }
 
     @Test func demoSuiteAcrossFourAgentsMatchesALocalRun() async throws {
