@@ -89,14 +89,16 @@ struct ReportBuilder {
     }
 
     mutating func measurement(_ test: String, average: Double, rsd: Double, values: [Double],
-                              destination: String? = nil) {
+                              destination: String? = nil, hardwareClass: String? = nil,
+                              verdict: PerformanceVerdict? = nil) {
         measurements.append(MeasurementRecord(
             destination: destination ?? destinations[0], agent: "local",
             measurement: Measurement(test: Self.id(test), metric: "Time", unit: "seconds",
                                      identifier: "org.swift.XCTPerformanceMetric_WallClockTime", values: values,
                                      average: average, relativeStandardDeviation: rsd,
                                      maxPercentRelativeStandardDeviation: 10, maxStandardDeviation: 0.1,
-                                     location: SourceLocation(file: "/src/Tests/PerfTests.swift", line: 7))))
+                                     location: SourceLocation(file: "/src/Tests/PerfTests.swift", line: 7)),
+            hardwareClass: hardwareClass, verdict: verdict))
     }
 
     mutating func classReport(_ suite: String, destination: String? = nil, estimate: Double, actual: Double?,

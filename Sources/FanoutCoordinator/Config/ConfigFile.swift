@@ -39,7 +39,7 @@ public enum ConfigFile {
                                              "reports", "history", "record_history", "timeout", "estimate",
                                              "destination", "agents", "known_hosts", "host_key_policy", "ssh", "retries",
                                              "requeue_budget", "keep_whole", "split_classes", "destinations",
-                                             "exclusive"])
+                                             "exclusive", "performance", "baselines", "fail_on_perf_regression"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -96,6 +96,9 @@ public enum ConfigFile {
                     destinations: try a["destinations"]?.strings())
             }
         }
+        if let v = keys["performance"] { settings.performance = try BaselineFile.parseRules(v) }
+        if let v = keys["baselines"] { settings.baselinesPath = try v.string() }
+        if let v = keys["fail_on_perf_regression"] { settings.failOnPerfRegression = try v.bool() }
         if let v = keys["exclusive"] { settings.exclusive = try v.strings() }
         if let list = keys["destinations"] {
             settings.destinations = try list.list().map { node throws(FanoutError) in

@@ -175,6 +175,7 @@ public final class Coordinator: Sendable {
         let reportDirectory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
             ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: runID)
         try Self.checkWritable(reportDirectory)
+        _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
         let prepared = try await prepare()
         for w in prepared.warnings { progress(.warning(w)) }
         progress(.planned(tests: prepared.testCount, items: prepared.items.count, slots: prepared.slots,
@@ -399,7 +400,7 @@ public final class Coordinator: Sendable {
         let counts = Counts(results.map(\.outcome))
         let infrastructure = counts.notRun > 0 || usable.isEmpty
             || finished.contains { $0.result.problem != nil }
-        let exit: ExitCode = interrupted ? interruption.withLock { $0 }
+        var exit: ExitCode = interrupted ? interruption.withLock { $0 }
             : counts.failures > 0 ? .testFailures
             : infrastructure ? .infrastructure : .success
 
@@ -423,6 +424,9 @@ public final class Coordinator: Sendable {
             timing: Timing(wall: now, preparation: firstStart, makespan: max(0, lastEnd - firstStart),
                            lowerBound: lowerBound),
             exitCode: exit.rawValue)
+
+        // Measurements judged against the baselines of their own destination and hardware class.
+        exit = BaselineFile.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
         if settings.recordHistory, !interrupted {
             do {

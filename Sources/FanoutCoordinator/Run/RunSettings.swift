@@ -42,6 +42,8 @@ public struct RunSettings: Sendable, Hashable {
     public var baselinesPath = "fanout-baselines.json"
     /// A performance regression against an accepted baseline fails the run (exit 1).
     public var failOnPerfRegression = false
+    /// The performance rule's thresholds (Xcode's by default), with per-test overrides.
+    public var performance = PerformanceRules()
     /// Re-run failed tests up to this many times (preferring another agent). A test that fails and then passes
     /// is flaky: counted once, as a pass with flakes.
     public var retries = 0

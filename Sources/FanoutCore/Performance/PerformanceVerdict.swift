@@ -1,4 +1,5 @@
-/// What a measure result means against the baseline of its device configuration (Xcode's rule).
+/// What a measure result means against the baseline of its device configuration (Xcode's rule; see
+/// `PerformanceJudge` for the exact definition and docs/baselines.md for the user's view).
 public struct PerformanceVerdict: Hashable, Codable, Sendable {
     public enum Kind: String, Codable, Sendable, Hashable {
         /// No baseline for this test, metric, destination and hardware class: the result is recorded only.
@@ -17,12 +18,39 @@ public struct PerformanceVerdict: Hashable, Codable, Sendable {
     public var change: Double?
     /// A sentence a person can read: what was compared with what.
     public var message: String
+    /// True when this verdict fails the run: a regression while `--fail-on-perf-regression` is on. Written only when
+    /// true; a report without it reads as false.
+    public var failsRun: Bool
 
-    public init(kind: Kind, baselineAverage: Double? = nil, change: Double? = nil, message: String) {
+    public init(kind: Kind, baselineAverage: Double? = nil, change: Double? = nil, message: String,
+                failsRun: Bool = false) {
         self.kind = kind
         self.baselineAverage = baselineAverage
         self.change = change
         self.message = message
+        self.failsRun = failsRun
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, baselineAverage, change, message, failsRun
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try c.decode(Kind.self, forKey: .kind)
+        baselineAverage = try c.decodeIfPresent(Double.self, forKey: .baselineAverage)
+        change = try c.decodeIfPresent(Double.self, forKey: .change)
+        message = try c.decode(String.self, forKey: .message)
+        failsRun = try c.decodeIfPresent(Bool.self, forKey: .failsRun) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(kind, forKey: .kind)
+        try c.encodeIfPresent(baselineAverage, forKey: .baselineAverage)
+        try c.encodeIfPresent(change, forKey: .change)
+        try c.encode(message, forKey: .message)
+        if failsRun { try c.encode(true, forKey: .failsRun) }
     }
 }
 
@@ -33,18 +61,73 @@ public struct Baseline: Hashable, Codable, Sendable {
     public var metric: String
     public var destination: String
     /// The agents' hardware class the baseline was measured on (CPU model and count), as `HardwareClass` spells it.
+    /// The empty string (`Baseline.unknownHardwareClass`) stands for "unknown": a measurement whose agent's hardware
+    /// class could not be read matches only such a baseline, and such a baseline matches nothing else.
     public var hardwareClass: String
     public var average: Double
-    /// The standard deviation allowed; nil: the rule's default.
+    /// The standard deviation allowed, in the metric's unit; nil: the rule's default (more than the relative AND
+    /// the absolute noise threshold is too noisy). Left nil by `fanout baseline accept`, as Xcode leaves its max
+    /// STDDEV at the default; set it by hand to allow one measurement more (or less) spread.
     public var maxStandardDeviation: Double?
+    /// The metric's unit (e.g. `seconds`), for people reading the file.
+    public var unit: String?
+    /// The standard deviation of the accepted measurement (sample, n − 1), for reference; it is not a limit.
+    public var standardDeviation: Double?
+    /// The run the baseline was accepted from.
+    public var runID: String?
 
     public init(test: TestID, metric: String, destination: String, hardwareClass: String, average: Double,
-                maxStandardDeviation: Double? = nil) {
+                maxStandardDeviation: Double? = nil, unit: String? = nil, standardDeviation: Double? = nil,
+                runID: String? = nil) {
         self.test = test
         self.metric = metric
         self.destination = destination
         self.hardwareClass = hardwareClass
         self.average = average
         self.maxStandardDeviation = maxStandardDeviation
+        self.unit = unit
+        self.standardDeviation = standardDeviation
+        self.runID = runID
+    }
+
+    /// The hardware class of a baseline measured where the agent's hardware class could not be read.
+    public static let unknownHardwareClass = ""
+
+    /// What a baseline is for: a baseline applies to a measurement only when all four are equal.
+    public struct Key: Hashable, Sendable, Comparable, CustomStringConvertible {
+        public var test: TestID
+        public var metric: String
+        public var destination: String
+        public var hardwareClass: String
+
+        public init(test: TestID, metric: String, destination: String, hardwareClass: String?) {
+            self.test = test
+            self.metric = metric
+            self.destination = destination
+            self.hardwareClass = hardwareClass ?? Baseline.unknownHardwareClass
+        }
+
+        /// The key of a measurement taken on `destination` by an agent of `hardwareClass`.
+        public init(_ measurement: Measurement, destination: String, hardwareClass: String?) {
+            self.init(test: measurement.test, metric: measurement.metricKey, destination: destination,
+                      hardwareClass: hardwareClass)
+        }
+
+        public init(_ record: MeasurementRecord) {
+            self.init(record.measurement, destination: record.destination, hardwareClass: record.hardwareClass)
+        }
+
+        public static func < (a: Key, b: Key) -> Bool {
+            (a.test, a.metric, a.destination, a.hardwareClass) < (b.test, b.metric, b.destination, b.hardwareClass)
+        }
+
+        public var description: String {
+            "\(test) · \(metric) · \(destination) · "
+                + (hardwareClass.isEmpty ? "unknown hardware class" : hardwareClass)
+        }
+    }
+
+    public var key: Key {
+        Key(test: test, metric: metric, destination: destination, hardwareClass: hardwareClass)
     }
 }

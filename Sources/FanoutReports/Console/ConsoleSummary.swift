@@ -3,7 +3,10 @@ import FanoutCore
 /// The end-of-run summary for a terminal, rendered from a `RunReport`: enough to triage every failure without
 /// re-running (each issue's `file:line` and message, the tail of a crash's backtrace, where it ran), how the run used
 /// its slots (predicted versus actual, efficiency against the lower bound), the slowest classes with their estimates,
-/// and a verdict. Lines are at most `width` columns; with `color` off there is not one escape code in the output.
+/// and a verdict. With several destinations, their counts and times side by side and every test whose outcome
+/// differs between them (those failing on only some called out); measurements with their performance verdicts, and
+/// regressions named again above the final verdict. Lines are at most `width` columns; with `color` off there is not
+/// one escape code in the output.
 ///
 /// The last line is always plain, `Fanout: 120 passed, 2 failed, 3 skipped` (plus `, N not run` when some did not
 /// run), for scripts and for people scanning CI logs.
@@ -27,6 +30,7 @@ public struct ConsoleSummary: Sendable {
         let context = Context(report)
         header(report, context, &out)
         counts(report, context, &out)
+        sideBySide(report, context, &out)
         slowest(report, context, &out)
         timing(report, &out)
         measurements(report, context, &out)
@@ -87,6 +91,101 @@ public struct ConsoleSummary: Sendable {
         return head + parts.joined(separator: ", ")
     }
 
+    /// With several destinations: per-destination counts and times in one table, then every test whose outcome
+    /// differs between destinations, its outcome on each side by side; tests that fail on only some destinations
+    /// are called out first.
+    private func sideBySide(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let destinations = context.destinations
+        guard destinations.count > 1 else { return }
+        out.blank()
+        out.plain(out.style.bold("Destinations") + " (\(destinations.count), side by side)")
+
+        // Per destination: counts, the sum of its tests' times, and the span of its units.
+        let headers = ["destination", "tests", "passed", "failed", "skipped", "not run", "test time", "span"]
+        var rows: [[String]] = []
+        for destination in destinations {
+            let results = report.results.filter { $0.destination == destination }
+            let c = Counts(results.map(\.outcome))
+            let testTime = results.reduce(0) { $0 + ($1.duration.isFinite ? max(0, $1.duration) : 0) }
+            let units = report.units.filter { $0.destination == destination }
+            let span = (units.map { $0.startedAt + $0.duration }.max() ?? 0) - (units.map(\.startedAt).min() ?? 0)
+            rows.append([destination, String(c.total), String(c.passed + c.flaky), String(c.failures),
+                         String(c.skipped), String(c.notRun), ClassTable.seconds(testTime),
+                         units.isEmpty ? "—" : ClassTable.seconds(max(0, span))])
+        }
+        let nameWidth = min(24, max(ConsoleText.width(headers[0]), destinations.map { ConsoleText.width($0) }.max() ?? 0))
+        let widths = [nameWidth] + headers.indices.dropFirst().map { column in
+            ([headers[column]] + rows.map { $0[column] }).map { ConsoleText.width($0) }.max() ?? 0
+        }
+        func line(_ cells: [String]) -> String {
+            "  " + cells.enumerated().map { i, cell in
+                i == 0 ? ConsoleText.padRight(ConsoleText.truncateEnd(TextSanitizer.terminalSafe(cell), to: widths[0]),
+                                              to: widths[0])
+                    : ConsoleText.padLeft(cell, to: widths[i])
+            }.joined(separator: "  ")
+        }
+        for cells in [headers] + rows { out.wrapped(line(cells), indent: "", continuation: "    ") }
+
+        // Tests run on two or more destinations whose outcomes differ.
+        var byTest: [TestID: [String: Outcome]] = [:]
+        for r in report.results { byTest[r.id, default: [:]][r.destination] = r.outcome }
+        let differing = byTest.filter { $0.value.count > 1 && Set($0.value.values).count > 1 }
+        let failsOnSome = Set(differing.filter { entry in
+            entry.value.values.contains(where: \.isFailure) && entry.value.values.contains(where: { !$0.isFailure })
+        }.keys)
+        guard !differing.isEmpty else {
+            out.plain(out.style.dim("  Every test has the same outcome on every destination it ran on."))
+            return
+        }
+        out.blank()
+        let count = failsOnSome.count
+        var callout = count > 0
+            ? out.style.boldRed("\(count) test\(count == 1 ? "" : "s") fail\(count == 1 ? "s" : "") on only some destinations")
+            : "No test fails on only some destinations"
+        let others = differing.count - count
+        if others > 0 {
+            callout += "; \(others) other\(others == 1 ? " differs" : "s differ") (skipped, flaky or not run on some)"
+        }
+        out.plain("  " + callout + ":")
+        let ordered = differing.keys.sorted { a, b in
+            let fa = failsOnSome.contains(a), fb = failsOnSome.contains(b)
+            return fa != fb ? fa : a < b
+        }
+        let shown = ordered.prefix(25)
+        let labelWidth = 9
+        let columnWidths = destinations.map { max(labelWidth, min(16, ConsoleText.width($0))) }
+        let testWidth = width - 2 - columnWidths.reduce(0) { $0 + $1 + 2 }
+        let wantedTest = max(4, shown.map { ConsoleText.width($0.description) }.max() ?? 0)
+        if testWidth >= 24 {
+            let testColumn = min(wantedTest, testWidth)
+            var header = "  " + ConsoleText.padRight("test", to: testColumn)
+            for (d, w) in zip(destinations, columnWidths) {
+                header += "  " + ConsoleText.padRight(ConsoleText.truncateEnd(TextSanitizer.terminalSafe(d), to: w), to: w)
+            }
+            out.plain(header.trimmingTrailingSpaces())
+            for test in shown {
+                var row = "  " + ConsoleText.padRight(
+                    ConsoleText.truncateMiddle(TextSanitizer.terminalSafe(test.description), to: testColumn), to: testColumn)
+                for (d, w) in zip(destinations, columnWidths) {
+                    let outcome = byTest[test]?[d]
+                    let label = outcome.map(Self.label) ?? "—"
+                    let padded = ConsoleText.padRight(label, to: w)
+                    row += "  " + (outcome.map { out.style.outcome($0, label) + String(padded.dropFirst(label.count)) } ?? padded)
+                }
+                out.plain(row.trimmingTrailingSpaces())
+            }
+        } else {
+            // Too many destinations for columns: one line per test.
+            for test in shown {
+                let parts = destinations.map { d in "\(d) \(byTest[test]?[d].map(Self.label) ?? "—")" }
+                out.wrapped("\(test): " + parts.joined(separator: " · "), indent: "  ", continuation: "      ")
+            }
+        }
+        if ordered.count > shown.count {
+            out.plain(out.style.dim("  … and \(ordered.count - shown.count) more (report.json has every result)"))
+        }
+    }
+
     private func slowest(_ report: RunReport, _ context: Context, _ out: inout Output) {
         guard !report.classes.isEmpty, slowestClasses > 0 else { return }
         let rows = report.classes.sorted { a, b in
@@ -122,19 +221,60 @@ public struct ConsoleSummary: Sendable {
     private func measurements(_ report: RunReport, _ context: Context, _ out: inout Output) {
         guard !report.measurements.isEmpty else { return }
         out.blank()
-        out.plain(out.style.bold("Measurements") + " (\(report.measurements.count))")
+        let judged = report.measurements.compactMap(\.verdict)
+        var heading = out.style.bold("Measurements") + " (\(report.measurements.count))"
+        if !judged.isEmpty {
+            let regressions = judged.filter { $0.kind == .regression }.count
+            let noisy = judged.filter { $0.kind == .tooNoisy }.count
+            var parts: [String] = []
+            if regressions > 0 { parts.append(out.style.red("\(regressions) regression\(regressions == 1 ? "" : "s")")) }
+            if noisy > 0 { parts.append(out.style.yellow("\(noisy) too noisy")) }
+            let passed = judged.filter { $0.kind == .passed }.count
+            if passed > 0 { parts.append("\(passed) within baseline") }
+            let recorded = judged.filter { $0.kind == .recorded }.count
+            if recorded > 0 { parts.append("\(recorded) recorded (no baseline)") }
+            heading += ": " + parts.joined(separator: ", ")
+        }
+        out.plain(heading)
         let records = report.measurements.sorted {
             (context.rank($0.destination), $0.measurement.test, $0.measurement.metric)
                 < (context.rank($1.destination), $1.measurement.test, $1.measurement.metric)
         }
+        let hardwareClasses = Set(report.measurements.map { $0.hardwareClass ?? "" })
         for record in records {
             let m = record.measurement
-            let destination = context.destinations.count > 1 ? " · \(record.destination)" : ""
-            let value = "\(m.metric) \(Self.measured(m.average, unit: m.unit)) ± "
-                + "\(String(format1: m.relativeStandardDeviation))% (\(m.values.count) value"
-                + "\(m.values.count == 1 ? "" : "s"))"
-            out.wrapped("\(m.test)\(destination): \(value)", indent: "  ", continuation: "      ")
+            var place = context.destinations.count > 1 ? " · \(record.destination)" : ""
+            if hardwareClasses.count > 1 { place += " · \(record.hardwareClass ?? "unknown hardware")" }
+            var text = "\(m.test)\(place): \(PerformanceFacts.measured(m))"
+            guard let verdict = record.verdict else {
+                out.wrapped(text, indent: "  ", continuation: "      ")
+                continue
+            }
+            text += " · " + PerformanceFacts.short(verdict, unit: m.unit)
+            if verdict.failsRun { text += ", fails the run" }
+            let lines = ConsoleText.wrap(TextSanitizer.terminalSafe(text), width: width, indent: "  ",
+                                         continuation: "      ")
+            for line in lines { out.plain(Self.colorVerdict(line, verdict.kind, out.style)) }
+            // What was compared with what, for the verdicts that need a look.
+            if verdict.kind == .regression || verdict.kind == .tooNoisy {
+                out.wrapped(verdict.message, indent: "      ", continuation: "        ", style: out.style.dim)
+            }
         }
+    }
+
+    /// Colors the verdict label where it appears in a measurement line.
+    private static func colorVerdict(_ line: String, _ kind: PerformanceVerdict.Kind, _ style: ConsoleStyle) -> String {
+        let label = PerformanceFacts.label(kind)
+        guard style.color, let range = line.firstRange(of: " · " + label) else { return line }
+        let colored = switch kind {
+        case .regression: style.boldRed(label)
+        case .tooNoisy: style.boldYellow(label)
+        case .passed: style.green(label)
+        case .recorded: label
+        }
+        var result = line
+        result.replaceSubrange(range, with: " · " + colored)
+        return result
     }
 
     /// A measured value in its unit; seconds shown in milliseconds below one second, where measurements live.
@@ -231,10 +371,15 @@ public struct ConsoleSummary: Sendable {
         let c = report.counts
         let s = out.style
         let attention = c.failures + c.notRun
+        let regressions = PerformanceFacts.regressions(report)
+        let failingRegressions = regressions.filter { $0.verdict?.failsRun == true }
         let line: String = switch report.exitCode {
         case 0:
             s.boldGreen("PASSED") + " · all \(c.total - c.skipped - c.notRun) tests that ran passed"
                 + (c.flaky > 0 ? " (\(c.flaky) flaky)" : "")
+        case 1 where attention == 0 && !failingRegressions.isEmpty:
+            s.boldRed("FAILED") + " · \(failingRegressions.count) performance regression"
+                + "\(failingRegressions.count == 1 ? " fails" : "s fail") the run; every test passed"
         case 1:
             s.boldRed("FAILED") + " · \(attention) test\(attention == 1 ? "" : "s") need attention: "
                 + Self.failureParts(c)
@@ -250,10 +395,34 @@ public struct ConsoleSummary: Sendable {
             s.boldRed("ENDED") + " with exit code \(report.exitCode)"
         }
         out.blank()
+        if !regressions.isEmpty {
+            // The regressions are named here too: the last lines are what a CI log shows first.
+            let names = regressions.prefix(3).map { r in
+                "\(r.measurement.test)\(regressionPlace(r, report)) \(PerformanceText.signedPercent(r.verdict?.change))"
+            }
+            let more = regressions.count > 3 ? ", and \(regressions.count - 3) more" : ""
+            let effect = failingRegressions.isEmpty ? " (not failing the run: see --fail-on-perf-regression)" : ""
+            let text = "PERFORMANCE · \(regressions.count) regression\(regressions.count == 1 ? "" : "s"): "
+                + names.joined(separator: ", ") + more + effect
+            var lines = ConsoleText.wrap(TextSanitizer.terminalSafe(text), width: width, continuation: "  ")
+            if s.color, !lines.isEmpty {
+                let label = failingRegressions.isEmpty ? s.boldYellow("PERFORMANCE") : s.boldRed("PERFORMANCE")
+                lines[0] = label + lines[0].dropFirst("PERFORMANCE".count)
+            }
+            out.lines += lines
+        }
         out.plain(line + " · exit \(report.exitCode) · \(formatSeconds(report.timing.wall))")
         var closing = "Fanout: \(c.passed + c.flaky) passed, \(c.failures) failed, \(c.skipped) skipped"
         if c.notRun > 0 { closing += ", \(c.notRun) not run" }
+        if !regressions.isEmpty {
+            closing += ", \(regressions.count) performance regression\(regressions.count == 1 ? "" : "s")"
+        }
         out.lines.append(closing)
+    }
+
+    /// ` on linux` when the run had several destinations.
+    private func regressionPlace(_ record: MeasurementRecord, _ report: RunReport) -> String {
+        Set(report.destinations + report.measurements.map(\.destination)).count > 1 ? " on \(record.destination)" : ""
     }
 
     private static func failureParts(_ c: Counts) -> String {
@@ -321,5 +490,13 @@ public struct ConsoleSummary: Sendable {
                 lines.append(apply.map { $0(line) } ?? line)
             }
         }
+    }
+}
+
+private extension String {
+    func trimmingTrailingSpaces() -> String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
     }
 }

@@ -18,7 +18,12 @@ import struct Foundation.Date
 /// - logs: each unit's log once in the `<system-out>` of every test suite it ran tests of (Jenkins shows a suite's
 ///   output on each of its test cases), and, because GitLab and the GitHub reporters only show output attached to the
 ///   test case itself, a failing test case also carries its unit's log in its own `<system-out>`: whole when it is
-///   small, else its tail.
+///   small, else its tail;
+/// - performance: every measure result with a verdict appears on its test case as `<properties>`
+///   (`performance.<metric>.verdict`, `.average`, `.baseline`, `.change`, pytest's place for them); a regression or
+///   too-noisy result also as a line in the test case's `<system-out>`, which every CI view shows; and a regression
+///   that failed the run (`--fail-on-perf-regression`) as a `<failure type="performance-regression">` on an otherwise
+///   passing test case, counted in `failures`. Without the flag a regression never turns a test case red.
 public struct JUnitWriter: Sendable {
     public static let fileName = "junit.xml"
 
@@ -45,7 +50,7 @@ public struct JUnitWriter: Sendable {
     public func render(_ report: RunReport) -> String {
         let context = Context(report)
         var xml = XMLBuilder()
-        let tally = Tally(report.results)
+        let tally = Tally(report.results, perfFailed: context.perfFailed)
         xml.open("testsuites", [("name", "fanout \(report.runID)")] + tally.attributes)
         for suite in JUnitSuite.group(report) {
             write(suite, context: context, into: &xml)
@@ -59,7 +64,7 @@ public struct JUnitWriter: Sendable {
         let units = suite.unitIDs(in: context.report).compactMap { context.units[$0] }
         let start = units.map(\.startedAt).min() ?? 0
         let timestamp = context.report.startedAt.addingTimeInterval(start.isFinite ? start : 0)
-        xml.open("testsuite", [("name", suite.name)] + Tally(suite.results).attributes + [
+        xml.open("testsuite", [("name", suite.name)] + Tally(suite.results, perfFailed: context.perfFailed).attributes + [
             ("timestamp", ISO8601Timestamp.string(from: timestamp, milliseconds: false, zone: false)),
         ])
         xml.open("properties")
@@ -91,24 +96,44 @@ public struct JUnitWriter: Sendable {
         ]
         let deciding = result.decidingAttempt
         let unit = deciding.flatMap { context.units[$0.unit] }
+        let measurements = context.measurements[PerformanceFacts.key(destination: result.destination,
+                                                                     test: result.id)] ?? []
+        let perfFailure = measurements.first { $0.verdict?.failsRun == true }
+        let perfLines = measurements.compactMap { record -> String? in
+            guard let verdict = record.verdict, verdict.kind == .regression || verdict.kind == .tooNoisy else {
+                return nil
+            }
+            return "performance: \(PerformanceFacts.measured(record.measurement)) · "
+                + "\(PerformanceFacts.label(verdict.kind)): \(verdict.message)"
+        }.joined(separator: "\n")
         // `file`/`line` (as pytest writes them) let GitHub reporters annotate the failing line.
         if result.needsAttention, let location = deciding?.failingIssues.lazy.compactMap(\.location).first {
+            attributes += [("file", location.file), ("line", String(location.line))]
+        } else if let location = perfFailure?.measurement.location, !result.needsAttention {
             attributes += [("file", location.file), ("line", String(location.line))]
         }
 
         switch result.outcome {
         case .passed, .flaky:
             let flakes = result.earlierFailedAttempts
-            guard !flakes.isEmpty else { return xml.element("testcase", attributes) }
+            guard !flakes.isEmpty || !measurements.isEmpty else { return xml.element("testcase", attributes) }
             xml.open("testcase", attributes)
+            writeProperties(of: measurements, into: &xml)
+            if let perfFailure, let verdict = perfFailure.verdict {
+                xml.element("failure", [("message", "\(perfFailure.measurement.metric): \(verdict.message)"),
+                                        ("type", "performance-regression")],
+                            text: perfLines + "\n\nThe run failed on it because of --fail-on-perf-regression.")
+            }
             for (number, attempt) in flakes {
                 writeAttempt(attempt, number: number, as: attempt.outcome == .failed ? "flakyFailure" : "flakyError",
                              of: result, context: context, into: &xml)
             }
+            if !perfLines.isEmpty { xml.element("system-out", text: perfLines) }
             xml.close()
 
         case .skipped:
             xml.open("testcase", attributes)
+            writeProperties(of: measurements, into: &xml)
             if let reason = result.skipReason, !reason.isEmpty {
                 xml.element("skipped", [("message", reason)])
             } else {
@@ -118,6 +143,7 @@ public struct JUnitWriter: Sendable {
 
         case .failed, .crashed, .timedOut, .notRun:
             xml.open("testcase", attributes)
+            writeProperties(of: measurements, into: &xml)
             let message = ReportFacts.headline(of: deciding, outcome: result.outcome, unit: unit)
             let (element, type) = switch result.outcome {
             case .failed: ("failure", ReportFacts.failureType(of: deciding))
@@ -137,10 +163,47 @@ public struct JUnitWriter: Sendable {
                              of: result, context: context, into: &xml)
             }
             if let unit {
-                xml.element("system-out", text: inlineLog(of: unit, suite: result))
+                xml.element("system-out", text: (perfLines.isEmpty ? "" : perfLines + "\n\n")
+                    + inlineLog(of: unit, suite: result))
+            } else if !perfLines.isEmpty {
+                xml.element("system-out", text: perfLines)
             }
             xml.close()
         }
+    }
+
+    /// `<properties>` of a test case's measure results: `performance.<metric>.average` (in the metric's unit) and,
+    /// when judged, `.verdict` (`recorded`, `passed`, `regression`, `too-noisy`), `.baseline` and `.change` (a
+    /// fraction, 0.12 = 12% slower).
+    private func writeProperties(of measurements: [MeasurementRecord], into xml: inout XMLBuilder) {
+        guard !measurements.isEmpty else { return }
+        xml.open("properties")
+        for record in measurements {
+            let m = record.measurement
+            let prefix = "performance.\(m.metric)"
+            var properties = [("\(prefix).average", Self.number(m.meanOfValues))]
+            if let verdict = record.verdict {
+                properties.append(("\(prefix).verdict", verdict.kind.rawValue))
+                if let base = verdict.baselineAverage { properties.append(("\(prefix).baseline", Self.number(base))) }
+                if let change = verdict.change { properties.append(("\(prefix).change", Self.number(change))) }
+            }
+            for (name, value) in properties { xml.element("property", [("name", name), ("value", value)]) }
+        }
+        xml.close()
+    }
+
+    /// Six decimals (microseconds for seconds), as XCTest prints values.
+    private static func number(_ value: Double) -> String {
+        value.isFinite ? String(Self.fixed6(value)) : "\(value)"
+    }
+
+    private static func fixed6(_ value: Double) -> String {
+        let scaled = (abs(value) * 1_000_000).rounded()
+        guard scaled < 9e15 else { return "\(value)" }
+        let whole = Int(scaled) / 1_000_000, frac = Int(scaled) % 1_000_000
+        var f = String(frac)
+        while f.count < 6 { f = "0" + f }
+        return (value < 0 && scaled > 0 ? "-" : "") + "\(whole).\(f)"
     }
 
     /// A failed attempt other than the deciding one, shaped like Surefire's rerun and flaky elements:
@@ -212,6 +275,10 @@ public struct JUnitWriter: Sendable {
         let multipleDestinations: Bool
         /// Units in which some attempt failed, crashed, timed out or did not run.
         let troubledUnits: Set<Int>
+        /// Measure results by destination and test (`PerformanceFacts.key`).
+        let measurements: [String: [MeasurementRecord]]
+        /// Results (`PerformanceFacts.key`) that passed but whose regression failed the run: JUnit failures.
+        let perfFailed: Set<String>
 
         init(_ report: RunReport) {
             self.report = report
@@ -219,16 +286,20 @@ public struct JUnitWriter: Sendable {
             multipleDestinations = Set(report.destinations + report.results.map(\.destination)).count > 1
             troubledUnits = Set(report.results.flatMap(\.attempts)
                 .filter { $0.outcome.isFailure || $0.outcome == .notRun }.map(\.unit))
+            measurements = PerformanceFacts.byTest(report)
+            perfFailed = Set(report.measurements.filter { $0.verdict?.failsRun == true }
+                .map { PerformanceFacts.key(destination: $0.destination, test: $0.measurement.test) })
         }
     }
 
     /// The counting attributes shared by `<testsuites>` and `<testsuite>`. JUnit has no place for flaky or not-run:
-    /// flaky counts as a passed test, not-run as an error (it is a hole in the run a CI page must show).
+    /// flaky counts as a passed test, not-run as an error (it is a hole in the run a CI page must show). A passing
+    /// test whose performance regression failed the run counts as a failure, as its test case shows one.
     private struct Tally {
         var tests = 0, failures = 0, errors = 0, skipped = 0
         var time = 0.0
 
-        init(_ results: [TestResult]) {
+        init(_ results: [TestResult], perfFailed: Set<String>) {
             for result in results {
                 tests += 1
                 time += result.duration.isFinite ? max(0, result.duration) : 0
@@ -236,7 +307,10 @@ public struct JUnitWriter: Sendable {
                 case .failed: failures += 1
                 case .crashed, .timedOut, .notRun: errors += 1
                 case .skipped: skipped += 1
-                case .passed, .flaky: break
+                case .passed, .flaky:
+                    if perfFailed.contains(PerformanceFacts.key(destination: result.destination, test: result.id)) {
+                        failures += 1
+                    }
                 }
             }
         }
