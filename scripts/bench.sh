@@ -1,89 +1,186 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): the demo suite with warm timing history at 4 and 8 local slots, against
-# `swift test --parallel --num-workers N` on the same suite, measured in the same run on this machine.
+# Benchmark (not a test).
+#
+#   scripts/bench.sh [--repeat K]          the demo suite with warm timing history at 4 and 8 local slots, against
+#                                          `swift test --parallel --num-workers N` on the same suite in the same run, and
+#                                          (as root) on 4 SSH agents on loopback. K runs per case, the median is printed.
+#   scripts/bench.sh --full [--repeat K]   all of the above, then (fanout-bench, Sources/FanoutBench; K runs per case too):
+#                                          - three generated suites (lognormal, many-small, dominant; fixed seeds), each
+#                                            run for real by Fanout, split by count, split by name, static longest-first
+#                                            from history and `swift test --parallel --num-workers 8` on 8 local slots,
+#                                            and (as root) by Fanout and the static splitters on 4 SSH agents × 2 slots;
+#                                          - the real Scheduler on a virtual clock: 100,000 classes, 1,000 agents × 4 slots,
+#                                            20 % duration noise, then 5 % of the agents failing mid-run;
+#                                          - (as root) 32 SSH agents on loopback: connection setup, dispatch latency, the
+#                                            coordinator's CPU and memory over real runs;
+#                                          and writes BENCHMARKS.md and docs/bench-ratios.svg. About 15-20 minutes here.
+#
+# Generated suites, histories, reports and fleets live in $BENCH_DIR (default /tmp/fanout-bench), never in the repo.
 # Prints per case: wall time (build excluded), makespan, the lower bound LB, makespan / LB, wall - LB.
-#   scripts/bench.sh [--repeat K]      (K runs per case, the median is printed; default 1)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1
-[[ ${1:-} == --repeat ]] && repeat=${2:-1}
+repeat=1 full=0
+while (($#)); do
+  case $1 in
+    --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
+    --full) full=1; shift ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+bench_dir=${BENCH_DIR:-/tmp/fanout-bench}
+started=$(date +%s)
 
 bash scripts/setup.sh
+echo "building fanout (release)…"
 swift build -c release --product fanout >/dev/null
 fanout="$(swift build -c release --show-bin-path)/fanout"
 bundle=$(bash scripts/build-demo.sh debug 2>/dev/null)
 demo="$root/Tests/Fixtures/DemoSuite"
 work=$(mktemp -d /tmp/fanout-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work" # the fleet's agent user must reach its dir below it
 history="$work/history.sqlite"
+fleet=
+
+# Everything this script started is stopped here, whatever happens: fleets by their own down.sh, by dir.
+cleanup() {
+  [[ -n $fleet ]] && bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true
+  if ((full)); then
+    for d in "$bench_dir"/fleet-*; do
+      [[ -e $d/.fanout-fleet ]] && bash Agents/local-fleet/down.sh --dir "$d" >/dev/null 2>&1 || true
+    done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 now() { date +%s.%N; }
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(swift --version 2>/dev/null | head -1)"
-echo "warming the timing history (2 runs at 4 slots)…"
-for _ in 1 2; do "$fanout" run --bundle "$bundle" --slots 4 --history "$history" --report-dir "$work/warm" >/dev/null || true; done
+# ---- The demo suite (the original cases). Its figures also go into BENCHMARKS.md with --full. --------------------
+demo_cases() {
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(swift --version 2>/dev/null | head -1)"
+  echo "warming the timing history (2 runs at 4 slots)…"
+  for _ in 1 2; do "$fanout" run --bundle "$bundle" --slots 4 --history "$history" --report-dir "$work/warm" >/dev/null || true; done
 
-printf '\n%-6s %-28s %9s %9s %9s %9s %9s %10s\n' slots runner wall makespan LB mk/LB wall-LB "vs fanout"
-for slots in 4 8; do
-  walls=(); mks=(); lbs=()
-  for i in $(seq "$repeat"); do
-    t0=$(now)
-    "$fanout" run --bundle "$bundle" --slots "$slots" --history "$history" --report-dir "$work/r$slots-$i" >/dev/null || true
-    t1=$(now)
-    walls+=("$(echo "$t1 - $t0" | bc -l)")
-    mks+=("$(field "$work/r$slots-$i/report.json" "r['timing']['makespan']")")
-    lbs+=("$(field "$work/r$slots-$i/report.json" "r['timing']['lowerBound']")")
+  printf '\n%-6s %-28s %9s %9s %9s %9s %9s %10s\n' slots runner wall makespan LB mk/LB wall-LB "vs fanout"
+  for slots in 4 8; do
+    walls=(); mks=(); lbs=()
+    for i in $(seq "$repeat"); do
+      t0=$(now)
+      "$fanout" run --bundle "$bundle" --slots "$slots" --history "$history" --report-dir "$work/r$slots-$i" >/dev/null || true
+      t1=$(now)
+      walls+=("$(echo "$t1 - $t0" | bc -l)")
+      mks+=("$(field "$work/r$slots-$i/report.json" "r['timing']['makespan']")")
+      lbs+=("$(field "$work/r$slots-$i/report.json" "r['timing']['lowerBound']")")
+    done
+    wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
+    printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs %10s\n' "$slots" "fanout (warm history)" "$wall" "$mk" "$lb" \
+      "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)" "1.00"
+
+    alt=()
+    for i in $(seq "$repeat"); do
+      t0=$(now)
+      swift test --package-path "$demo" --skip-build --parallel --num-workers "$slots" >/dev/null 2>&1 || true
+      t1=$(now)
+      alt+=("$(echo "$t1 - $t0" | bc -l)")
+    done
+    altwall=$(printf '%s\n' "${alt[@]}" | median)
+    printf '%-6s %-28s %8.2fs %9s %9s %9s %8.2fs %9.2fx\n' "$slots" "swift test --parallel" "$altwall" - - - \
+      "$(echo "$altwall - $lb" | bc -l)" "$(echo "$altwall / $wall" | bc -l)"
   done
-  wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
-  printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs %10s\n' "$slots" "fanout (warm history)" "$wall" "$mk" "$lb" \
-    "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)" "1.00"
 
-  alt=()
-  for i in $(seq "$repeat"); do
-    t0=$(now)
-    swift test --package-path "$demo" --skip-build --parallel --num-workers "$slots" >/dev/null 2>&1 || true
-    t1=$(now)
-    alt+=("$(echo "$t1 - $t0" | bc -l)")
-  done
-  altwall=$(printf '%s\n' "${alt[@]}" | median)
-  printf '%-6s %-28s %8.2fs %9s %9s %9s %8.2fs %9.2fx\n' "$slots" "swift test --parallel" "$altwall" - - - \
-    "$(echo "$altwall - $lb" | bc -l)" "$(echo "$altwall / $wall" | bc -l)"
-done
+  # --- The same suite across 4 real sshd agents on loopback (Agents/local-fleet), as root only (the fleet's user).
+  if [[ $(id -u) -eq 0 ]]; then
+    fleet="$work/fleet"
+    if ! config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port 2722 --slots 2 --no-check \
+      --hide "$demo/.build" 2>"$work/up.err" | tail -n1); then
+      echo "(the 4-agent fleet did not start: $(tail -n2 "$work/up.err" | tr '\n' ' '); SSH case skipped)"
+      return 0
+    fi
+    echo
+    echo "4 SSH agents × 2 slots (sshd on 127.0.1.1-4, libssh2): connection setup and dispatch latency"
+    "$fanout" agents check --config "$config" --latency 100 | sed -n '3,$p' | awk 'NF {print "  " $0}'
+    deploy() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); a=r['agents']; print('%.3f %d' % (max(x.get('deploySeconds',0) for x in a), sum(x.get('deployedBytes',0) for x in a)))" "$1"; }
+    ssh_hist="$work/ssh-history.sqlite"
+    cp "$history" "$ssh_hist"
+    "$fanout" run --config "$config" --bundle "$bundle" --history "$ssh_hist" --report-dir "$work/ssh-cold" >/dev/null || true
+    read -r cold_s cold_b <<<"$(deploy "$work/ssh-cold/report.json")"
+    walls=(); mks=(); lbs=(); warm_s=0; warm_b=0
+    for i in $(seq "$repeat"); do
+      t0=$(now); "$fanout" run --config "$config" --bundle "$bundle" --history "$ssh_hist" --report-dir "$work/ssh-$i" >/dev/null || true; t1=$(now)
+      walls+=("$(echo "$t1 - $t0" | bc -l)")
+      mks+=("$(field "$work/ssh-$i/report.json" "r['timing']['makespan']")")
+      lbs+=("$(field "$work/ssh-$i/report.json" "r['timing']['lowerBound']")")
+      read -r warm_s warm_b <<<"$(deploy "$work/ssh-$i/report.json")"
+    done
+    wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
+    printf '  deploy cold: %.2f s, %d bytes sent in all · warm: %.2f s, %d bytes sent\n' "$cold_s" "$cold_b" "$warm_s" "$warm_b"
+    printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" "$wall" "$mk" "$lb" \
+      "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)"
+    bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true
+    fleet=
+  else
+    echo "(the SSH fleet case needs root to create the fleet's user; skipped)"
+  fi
 
-# --- The same suite across 4 real sshd agents on loopback (Agents/local-fleet), as root only (the fleet's user).
-if [[ $(id -u) -eq 0 ]]; then
-  fleet="$work/fleet"
-  config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port 2722 --slots 2 --no-check \
-    --hide "$demo/.build" 2>/dev/null | tail -n1)
-  trap 'bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1; rm -rf "$work"' EXIT
   echo
-  echo "4 SSH agents × 2 slots (sshd on 127.0.1.1-4, libssh2): connection setup and dispatch latency"
-  "$fanout" agents check --config "$config" --latency 100 | sed -n '3,$p' | awk 'NF {print "  " $0}'
-  deploy() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); a=r['agents']; print('%.3f %d' % (max(x.get('deploySeconds',0) for x in a), sum(x.get('deployedBytes',0) for x in a)))" "$1"; }
-  ssh_hist="$work/ssh-history.sqlite"
-  cp "$history" "$ssh_hist"
-  t0=$(now); "$fanout" run --config "$config" --bundle "$bundle" --history "$ssh_hist" --report-dir "$work/ssh-cold" >/dev/null || true; t1=$(now)
-  read -r cold_s cold_b <<<"$(deploy "$work/ssh-cold/report.json")"
-  walls=(); mks=(); lbs=(); warm_s=0; warm_b=0
-  for i in $(seq "$repeat"); do
-    t0=$(now); "$fanout" run --config "$config" --bundle "$bundle" --history "$ssh_hist" --report-dir "$work/ssh-$i" >/dev/null || true; t1=$(now)
-    walls+=("$(echo "$t1 - $t0" | bc -l)")
-    mks+=("$(field "$work/ssh-$i/report.json" "r['timing']['makespan']")")
-    lbs+=("$(field "$work/ssh-$i/report.json" "r['timing']['lowerBound']")")
-    read -r warm_s warm_b <<<"$(deploy "$work/ssh-$i/report.json")"
-  done
-  wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
-  printf '  deploy cold: %.2f s, %d bytes sent in all · warm: %.2f s, %d bytes sent\n' "$cold_s" "$cold_b" "$warm_s" "$warm_b"
-  printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" "$wall" "$mk" "$lb" \
-    "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)"
+  echo "wall: the whole fanout command with --bundle (discovery, planning, reports and history included; no build)."
+  echo "LB: max(total unit time / slots, longest unit) from the durations measured in that run (Fanout's report)."
+  echo "vs fanout: the alternative's wall time / fanout's wall time (above 1 means fanout is faster)."
+}
+
+# Not in a pipeline: the function runs in this shell (its fleet is this shell's to stop); tee gets a copy.
+demo_cases > >(tee "$work/demo.txt")
+wait $! 2>/dev/null || true
+
+((full)) || exit 0
+
+# ---- --full: generated suites × strategies, simulation at scale, 32 SSH agents -------------------------------------
+echo
+echo "building fanout-bench (release)…"
+swift build -c release --product fanout-bench >/dev/null
+bench="$(swift build -c release --show-bin-path)/fanout-bench"
+results="$bench_dir/results"
+rm -rf "$results"
+mkdir -p "$results"
+fleet_args=(--fleet-agents 0)
+if [[ $(id -u) -eq 0 ]]; then
+  fleet_args=(--fleet-agents 4 --fleet-slots 2 --fleet-port 2731)
 else
-  echo "(the SSH fleet case needs root to create the fleet's user; skipped)"
+  echo "(not root: the SSH fleet cases and the 32-agent scale are skipped)"
 fi
 
+for shape in lognormal many-small dominant; do
+  echo
+  echo "== suite: $shape (seed 1) =="
+  "$bench" suite --shape "$shape" --seed 1 --slots 8 --repeats "$repeat" --dir "$bench_dir" --fanout "$fanout" \
+    --repo "$root" "${fleet_args[@]}" --json "$results/suite-$shape.json"
+done
+
 echo
-echo "wall: the whole fanout command with --bundle (discovery, planning, reports and history included; no build)."
-echo "LB: max(total class time / slots, longest class) from the durations measured in that run."
-echo "vs fanout: the alternative's wall time / fanout's wall time (above 1 means fanout is faster)."
+echo "== simulation: 100,000 classes, 1,000 agents × 4 slots, 20 % noise =="
+"$bench" simulate --classes 100000 --agents 1000 --slots 4 --noise 0.2 --fail 0 --seed 1 --json "$results/simulate-0.json"
+echo "== the same, 5 % of the agents failing mid-run =="
+"$bench" simulate --classes 100000 --agents 1000 --slots 4 --noise 0.2 --fail 0.05 --seed 1 --json "$results/simulate-5.json"
+
+if [[ $(id -u) -ne 0 ]]; then
+  :
+elif [[ ! -x /usr/bin/time ]]; then
+  echo "(the 32-agent scale measures the coordinator with /usr/bin/time -v: apt-get install time; skipped)"
+else
+  echo
+  echo "== 32 SSH agents on loopback =="
+  "$bench" fleet-scale --agents 32 --slots 1 --port 2741 --latency 20 --dir "$bench_dir" --fanout "$fanout" \
+    --repo "$root" --json "$results/fleet-scale.json" || echo "(the 32-agent scale failed: see above; the report goes on)"
+fi
+
+elapsed=$(($(date +%s) - started))
+echo
+"$bench" report --results "$results" --markdown "$root/BENCHMARKS.md" --svg "$root/docs/bench-ratios.svg" \
+  --command "scripts/bench.sh --full" --demo "$work/demo.txt" --repo "$root" \
+  --elapsed "$((elapsed / 60)) min $((elapsed % 60)) s"

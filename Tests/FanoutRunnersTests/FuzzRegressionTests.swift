@@ -3,34 +3,167 @@ import Foundation
 import Testing
 @testable import FanoutRunners
 
-@Suite struct FuzzBenchScratch {
-    func t(_ label: String, _ n: Int, _ body: () -> Int) {
-        let c = ContinuousClock()
-        let s = c.now
-        var k = 0
-        for _ in 0..<n { k &+= body() }
-        let d = s.duration(to: c.now)
-        let us = (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) / Double(n) * 1e6
-        print("bench \(label): \(String(format: "%.2f", us)) us \(k)")
+#if os(Linux)
+/// Minor page faults of the calling thread so far (memory touched for the first time).
+private func minorPageFaults() -> Int {
+    var usage = rusage()
+    let rusageThread: __rusage_who_t = 1 // RUSAGE_THREAD: C declares it only with _GNU_SOURCE
+    getrusage(rusageThread, &usage)
+    return usage.ru_minflt
+}
+#endif
+
+/// What fuzzing the parsers (FuzzTests.swift) found, each input pinned to the fix it led to.
+@Suite struct FuzzRegressionTests {
+    // MARK: XCTest durations
+
+    /// `Double` reads `nan`, `inf`, `-1` and `1e999`: a duration was NaN, infinite or negative, and every sum and
+    /// percentile of timing history downstream with it.
+    @Test(arguments: ["nan", "NaN", "-nan", "+inf", "-inf", "infinity", "1e999", "-1", "-0.001", "-1.7976931348623157e308"])
+    func impossibleTestDurationsBecomeZero(_ number: String) {
+        let stdout = """
+            Test Case 'GCDTests.testLCM' started at 2026-11-21 23:00:19.175
+            Test Case 'GCDTests.testLCM' passed (\(number) seconds)
+
+            """
+        let events = parse(XCTestOutputParser(unit: unit([("DemoKitTests", "GCDTests")])), stdout: Array(stdout.utf8))
+        #expect(events.ended.count == 1)
+        #expect(events.ended.first?.1 == .passed)
+        #expect(events.ended.first?.2 == 0)
     }
 
-    @Test func bench() throws {
-        let xl = Array("Test Case 'ArithmeticTests.testAdd' passed (0.031 seconds)\n".utf8)
-        let noise = Array("some random noise line here\n".utf8)
-        let stl = try Captures.bytes("swift-testing-fail.jsonl").split(separator: 10).map { Array($0) + [10] }
-        let evt = stl.first { String(decoding: $0, as: UTF8.self).contains("testEnded") }!
-        let short = Array(#"{"kind":"event","payload":{"kind":"testEnded","testID":"M.S/f()","instant":{"absolute":1.5}}}"#.utf8) + [10]
-        let suites = try XCTestRunner().parseListing(try Captures.text("dump-tests.json")).map(\.id)
-        t("xctest init", 20000) { _ = XCTestOutputParser(suites: suites); return 1 }
-        t("xctest init small", 20000) { _ = XCTestOutputParser(suites: [SuiteID(module: "M", name: "C")]); return 1 }
-        t("xctest testcase line", 20000) { var p = XCTestOutputParser(suites: []); return p.consume(stdout: xl).count + p.finish().count }
-        t("xctest noise line", 20000) { var p = XCTestOutputParser(suites: []); return p.consume(stdout: noise).count + p.finish().count }
-        t("st init", 20000) { _ = SwiftTestingEventParser(); return 1 }
-        t("st real event line \(evt.count)", 5000) { var p = SwiftTestingEventParser(); return p.consume(stdout: evt).count + p.finish().count }
-        t("st short event line \(short.count)", 20000) { var p = SwiftTestingEventParser(); return p.consume(stdout: short).count + p.finish().count }
-        t("st noise", 20000) { var p = SwiftTestingEventParser(); return p.consume(stdout: noise).count + p.finish().count }
-        t("st bad json", 20000) { var p = SwiftTestingEventParser(); return p.consume(stdout: Array("{\"kind\":[1,2,\n".utf8)).count }
-        var r = FuzzRNG(seed: 1)
-        t("rng 64 bytes", 20000) { var a: [UInt8] = []; for _ in 0..<64 { a.append(r.byte()) }; return a.count }
+    @Test func impossibleSuiteDurationsGiveNoSuiteTime() {
+        let stdout = """
+            Test Suite 'PlatformTests' passed at 2026-11-21 23:00:09.766
+            \t Executed 1 test, with 1 test skipped and 0 failures (0 unexpected) in nan (-inf) seconds
+            Test Suite 'GCDTests' passed at 2026-11-21 23:00:09.766
+            \t Executed 1 test, with 0 failures (0 unexpected) in 0.028 (1e999) seconds
+
+            """
+        let parser = XCTestOutputParser(unit: unit([("DemoKitTests", "PlatformTests"), ("DemoKitTests", "GCDTests")]))
+        let events = parse(parser, stdout: Array(stdout.utf8))
+        // The first has no time at all; the second falls back to its time without set-up and tear-down.
+        #expect(events.suiteTimes.map(\.0.name) == ["GCDTests"])
+        #expect(events.suiteTimes.first?.1 == 0.028)
+    }
+
+    // MARK: XCTest multi-line messages
+
+    /// Found probing how parsing scales with long inputs: each continuation line of an assertion message copied the
+    /// whole message so far (the stored copy kept the string shared), so 200 long lines after a failure cost n²/2
+    /// line-lengths of copying: 8.1 s instead of 3.6 s for 200 lines of 500 KB (debug build). Time is a poor witness here (scanning each line costs as much), memory is a good one:
+    /// every copy faults in a fresh, larger buffer, while appending in place grows it a few times.
+    @Test func continuationLinesDoNotCopyTheMessage() {
+        #if os(Linux)
+        func faults(after first: String) -> (Int, Int) {
+            var text = "Test Case 'C.testA' started at 2026\n\(first)\n"
+            let line = String(repeating: "y", count: 50_000) + "\n"
+            for _ in 0..<200 { text += line }
+            text += "Test Case 'C.testA' failed (0.1 seconds)\n"
+            let bytes = Array(text.utf8)
+            let before = minorPageFaults()
+            let events = parse(XCTestOutputParser(suites: []), stdout: bytes, chunk: 1 << 16)
+            return (minorPageFaults() - before, events.issues.first?.1.message.utf8.count ?? 0)
+        }
+        // The same 200 lines after a plain line (ignored) and after an error line (they join its message).
+        let (ignored, _) = faults(after: "some output of the test")
+        let (joined, length) = faults(after: "/f.swift:1: error: C.testA : failed - x")
+        #expect(length == 10 + 200 * 50_001)
+        // A 10 MB message is ~2,500 pages: growing it by doubling touches ~5,000, copying it line by line ~78,000.
+        #expect(joined - ignored < 8 * length / 4096, "\(joined - ignored) page faults to build a \(length)-byte message")
+        #endif
+    }
+
+    // MARK: Line buffer
+
+    /// A line over the limit was cut wherever a chunk happened to end (or not at all when its newline came in the
+    /// same chunk): the same output gave other lines depending on how the pipe delivered it.
+    @Test(arguments: [1, 3, 4, 11, 64])
+    func longLinesAreCutTheSameWhateverTheChunks(chunk: Int) {
+        let bytes = Array("abcdefghij\nklm\r\nnopqrstu".utf8)
+        var buffer = LineBuffer(maxLineLength: 4)
+        var lines: [String] = []
+        var i = 0
+        while i < bytes.count {
+            lines += buffer.append(Array(bytes[i..<min(bytes.count, i + chunk)]))
+            i += chunk
+        }
+        if let last = buffer.flush() { lines.append(last) }
+        #expect(lines == ["abcd", "efgh", "ij", "klm", "nopq", "rstu"])
+    }
+
+    /// The exact cuts loop while a line is over the limit: a limit of 0 would cut empty pieces forever.
+    @Test func aZeroLimitStillEnds() {
+        var buffer = LineBuffer(maxLineLength: 0)
+        #expect(buffer.append(Array("ab\n".utf8)) == ["a", "b"])
+    }
+
+    // MARK: XCTest listing
+
+    /// `.X`, `M.` and nameless tests came back as suites and tests no selector can name.
+    @Test func listingDropsClassesAndTestsWithoutANamePart() throws {
+        let json = #"""
+            {"name":"All tests","tests":[{"name":"debug.xctest","tests":[{"name":".I5InUKnto","tests":[{"name":"testA"}]},
+            {"name":"dyaJvuklbk.","tests":[]},{"name":"M.C","tests":[{"name":""},{"name":"testB"}]}]}]}
+            """#
+        let suites = try XCTestRunner().parseListing(json)
+        #expect(suites.map(\.id) == [SuiteID(module: "M", name: "C")])
+        #expect(suites.first?.tests == ["testB"])
+    }
+
+    // MARK: JSON nested exactly to Foundation's limit
+
+    /// Found by the fuzzer (a console line, then a mutated record): Foundation's JSONDecoder traps (SIGILL in
+    /// `JSONError.SourceLocation.sourceLocation(at:fullSource:)`) when a text ends right where its nesting limit of
+    /// 512 is reached. A test printing that line crashed the whole run.
+    @Test(arguments: [511, 512, 513, 5000])
+    func eventStreamLineNestedToTheLimitIsSkipped(depth: Int) {
+        let stdout = "\u{25C7} Test accents() started.\n{\"kind\":\"event\",\"payload\":" + String(repeating: "[", count: depth)
+        #expect(parse(SwiftTestingEventParser(), stdout: Array(stdout.utf8)).isEmpty)
+    }
+
+    @Test(arguments: [511, 512, 513])
+    func listingNestedToTheLimitIsRejected(depth: Int) {
+        let json = #"{"name":"a","tests":"# + String(repeating: "[", count: depth)
+        #expect(throws: ListingError.self) { try XCTestRunner().parseListing(json) }
+    }
+
+    /// Brackets inside strings are text, not nesting: a record whose message prints a deep array still counts.
+    @Test func bracketsInStringsDoNotCount() throws {
+        let text = String(repeating: "[", count: 600) + #"\"]"#
+        let stdout = """
+            {"kind":"event","payload":{"issue":{"isFailure":true},"kind":"issueRecorded","messages":[{"text":"\(text)"}],"testID":"M.S/f()"}}
+
+            """
+        let events = parse(SwiftTestingEventParser(), stdout: Array(stdout.utf8))
+        let issue = try #require(events.issues.first)
+        #expect(issue.1.message.hasPrefix("[[[["))
+        #expect(issue.1.message.hasSuffix("\"]"))
+    }
+
+    // MARK: Swift Testing
+
+    /// Instants at both ends of the Double range subtract to infinity.
+    @Test func farApartInstantsGiveNoInfiniteDuration() {
+        let stdout = """
+            {"kind":"event","payload":{"instant":{"absolute":-1.7976931348623157e308},"kind":"testStarted","testID":"M.S/f()/F.swift:1:2"}}
+            {"kind":"event","payload":{"instant":{"absolute":1.7976931348623157e308},"kind":"testEnded","testID":"M.S/f()/F.swift:1:2"}}
+
+            """
+        let events = parse(SwiftTestingEventParser(), stdout: Array(stdout.utf8))
+        #expect(events.ended.count == 1)
+        #expect(events.ended.first?.2 == 0)
+    }
+
+    /// Line 0, a negative line or an empty file name is no place to show in a report.
+    @Test(arguments: [#""filePath":"/w/F.swift","line":0"#, #""filePath":"/w/F.swift","line":-3"#, #""filePath":"","line":4"#])
+    func issuesAtNoRealPlaceHaveNoLocation(_ location: String) throws {
+        let stdout = """
+            {"kind":"event","payload":{"issue":{"isFailure":true,"sourceLocation":{\(location)}},"kind":"issueRecorded","messages":[{"text":"x"}],"testID":"M.S/f()"}}
+
+            """
+        let events = parse(SwiftTestingEventParser(), stdout: Array(stdout.utf8))
+        let issue = try #require(events.issues.first)
+        #expect(issue.1.location == nil)
     }
 }

@@ -47,6 +47,8 @@ public struct Scheduler: Sendable {
     private var queue: [WorkItem]
     private var taken: [Bool]
     private var cursor = 0
+    /// The last item not yet taken (batches are filled from this end: the smallest items).
+    private var back = -1
     /// Items that came back (crash leftovers, lost agents), kept longest first.
     private var returned: [WorkItem] = []
     private var remaining: Double
@@ -60,6 +62,7 @@ public struct Scheduler: Sendable {
         taken = Array(repeating: false, count: sorted.count)
         remaining = sorted.reduce(0) { $0 + $1.estimate }
         pending = sorted.count
+        back = sorted.count - 1
         nextID = firstUnitID
         predictedEnd = Self.longestFirstMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
     }
@@ -183,9 +186,11 @@ public struct Scheduler: Sendable {
                 r += 1
             }
         }
+        // Fill from the tail: the smallest items pack the batch, and the large ones stay spread over the slots in
+        // longest-first order (filling with the next-largest items would stack big classes on one slot).
         var looked = 0
-        var q = cursor
-        while q < queue.count, looked < options.fillWindow, total < limit {
+        var q = back
+        while q >= cursor, looked < options.fillWindow, total < limit {
             if !taken[q] {
                 looked += 1
                 if fits(queue[q]) {
@@ -193,7 +198,7 @@ public struct Scheduler: Sendable {
                     items.append(takeQueued(q))
                 }
             }
-            q += 1
+            q -= 1
         }
     }
 
@@ -209,6 +214,7 @@ public struct Scheduler: Sendable {
     private mutating func takeQueued(_ i: Int) -> WorkItem {
         taken[i] = true
         while cursor < queue.count, taken[cursor] { cursor += 1 }
+        while back >= cursor, back >= 0, taken[back] { back -= 1 }
         remaining -= queue[i].estimate
         pending -= 1
         return queue[i]

@@ -72,7 +72,8 @@ public struct SwiftTestingEventParser: OutputParser {
     }
 
     mutating func parse(_ line: String, into events: inout [TestEvent]) {
-        guard line.hasPrefix("{"), let record = try? decoder.decode(Record.self, from: Data(line.utf8)),
+        guard line.hasPrefix("{"), !JSONNesting.exceedsLimit(line[...]),
+              let record = try? decoder.decode(Record.self, from: Data(line.utf8)),
               let payload = record.payload else { return }
         if record.kind == "test" {
             if let id = payload.id, let kind = payload.kind { kinds[id] = kind }
@@ -93,7 +94,8 @@ public struct SwiftTestingEventParser: OutputParser {
             let text = (payload.messages ?? []).compactMap(\.text).joined(separator: "\n")
             let loc = payload.issue?.sourceLocation
             let location = (loc?.filePath ?? loc?.fileID).flatMap { file in
-                loc?.line.map { SourceLocation(file: file, line: $0) }
+                // Line 0, a negative line or no file name is no place (the XCTest parser drops those too).
+                loc?.line.flatMap { $0 > 0 && !file.isEmpty ? SourceLocation(file: file, line: $0) : nil }
             }
             let issueKind: Issue.Kind = text.contains("Caught error") || text.contains("threw") ? .thrown : .assertion
             events.append(.issue(id, Issue(kind: issueKind, message: text.isEmpty ? "issue recorded" : text,
@@ -104,7 +106,9 @@ public struct SwiftTestingEventParser: OutputParser {
             let reason = Self.skipReason(text)
             events.append(.ended(id, .skipped, duration: 0, reason: reason.isEmpty ? nil : reason))
         case "testEnded":
-            let duration = zip(startedAt[rawID], time).map { max(0, $1 - $0) } ?? 0
+            // Instants far apart (±1.7e308 in a corrupt stream) subtract to infinity: no duration, rather than one.
+            let elapsed = zip(startedAt[rawID], time).map { $1 - $0 } ?? 0
+            let duration = elapsed.isFinite ? max(0, elapsed) : 0
             if isSuite {
                 if let suite = Self.suiteID(rawID) { events.append(.suiteEnded(suite, duration: duration)) }
             } else if let id = SwiftTestingNames.testID(fromListed: rawID) {

@@ -89,6 +89,8 @@ public struct XCTestOutputParser: OutputParser {
             flushIssue(into: &events)
             parseSkip(head: line[..<r.lowerBound], reason: line[r.upperBound...])
         } else if var pending = pendingIssue, pending.extraLines < 200 {
+            // Drop the stored copy first: a shared message would be copied whole on every line (quadratic).
+            pendingIssue = nil
             pending.1.message += "\n" + line
             pending.extraLines += 1
             pendingIssue = pending
@@ -111,7 +113,7 @@ public struct XCTestOutputParser: OutputParser {
         else if tail.hasPrefix("failed") { status = .failed }
         else if tail.hasPrefix("skipped") { status = .skipped }
         else { return }
-        let duration = tail.between("(", " seconds)").flatMap { Double($0) } ?? 0
+        let duration = tail.between("(", " seconds)").flatMap(Self.seconds) ?? 0
         let reason = pendingSkipReason.removeValue(forKey: id)
         events.append(.ended(id, status, duration: duration, reason: status == .skipped ? reason : nil))
     }
@@ -131,8 +133,8 @@ public struct XCTestOutputParser: OutputParser {
         defer { suiteAwaitingSummary = nil }
         guard let suite = suiteAwaitingSummary, let inRange = line.range(of: " in ", options: .backwards) else { return }
         let times = line[inRange.upperBound...]
-        let total = times.between("(", ")").flatMap { Double($0) }
-            ?? times.split(separator: " ").first.flatMap { Double($0) }
+        let total = times.between("(", ")").flatMap(Self.seconds)
+            ?? times.split(separator: " ").first.flatMap(Self.seconds)
         if let total { events.append(.suiteEnded(suite, duration: total)) }
     }
 
@@ -189,6 +191,13 @@ public struct XCTestOutputParser: OutputParser {
             events.append(.issue(id, issue))
             pendingIssue = nil
         }
+    }
+
+    /// A duration as XCTest prints it. `Double` also reads `nan`, `inf`, `-1` and `1e999` (= inf), which no clock
+    /// measures: those are no duration at all.
+    static func seconds(_ text: Substring) -> Double? {
+        guard let value = Double(text), value.isFinite, value >= 0 else { return nil }
+        return value
     }
 
     // MARK: - Names and places

@@ -21,6 +21,9 @@ public struct XCTestRunner: TestRunner {
         guard let start = output.firstIndex(of: "{") else {
             throw ListingError(framework: .xctest, reason: "no JSON in the output of --dump-tests-json")
         }
+        guard !JSONNesting.exceedsLimit(output[start...]) else {
+            throw ListingError(framework: .xctest, reason: "the output of --dump-tests-json nests deeper than a test list")
+        }
         let root: Node
         do {
             root = try JSONDecoder().decode(Node.self, from: Data(output[start...].utf8))
@@ -32,10 +35,12 @@ public struct XCTestRunner: TestRunner {
         var order: [SuiteID] = []
         for bundle in root.tests ?? [] {
             for cls in bundle.tests ?? [] {
-                guard let dot = cls.name.firstIndex(of: ".") else { continue }
+                // `Module.Class`: a name without either part can never be selected, nor can a nameless test.
+                guard let dot = cls.name.firstIndex(of: "."), dot != cls.name.startIndex,
+                      cls.name.index(after: dot) != cls.name.endIndex else { continue }
                 let id = SuiteID(module: String(cls.name[..<dot]), name: String(cls.name[cls.name.index(after: dot)...]))
                 if suites[id] == nil { order.append(id) }
-                suites[id, default: []].append(contentsOf: (cls.tests ?? []).map(\.name))
+                suites[id, default: []] += (cls.tests ?? []).map(\.name).filter { !$0.isEmpty }
             }
         }
         return order.map { TestSuite(id: $0, framework: .xctest, tests: suites[$0] ?? []) }

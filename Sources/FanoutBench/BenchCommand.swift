@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+
+/// `fanout-bench`: the benchmarks behind BENCHMARKS.md (not tests). `scripts/bench.sh --full` runs them all.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout-bench",
+        abstract: "Benchmarks of Fanout: generated suites against the alternatives, simulation at scale, a 32-agent fleet.",
+        subcommands: [Generate.self, RunSuite.self, Shards.self, Simulate.self, FleetScale.self, Report.self])
+}
+
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a seeded Swift package whose XCTest methods wait for fixed times.")
+
+    @Option(help: "lognormal, many-small or dominant.")
+    var shape: SuiteShape
+    @Option(help: "The seed: the same seed writes the same suite.")
+    var seed: UInt64 = 1
+    @Option(help: "The package folder to write (created).")
+    var out: String
+
+    func run() throws {
+        let suite = SuiteGenerator.make(shape: shape, seed: seed)
+        try SuiteGenerator.write(suite, to: URL(fileURLWithPath: out))
+        print("\(shape.rawValue) (seed \(seed)): \(suite.classes.count) classes, \(suite.methodCount) methods; "
+              + "expected serial total \(String(format: "%.2f", suite.serialTotal)) s; longest class "
+              + "\(String(format: "%.2f", suite.longestClass)) s, longest method \(String(format: "%.3f", suite.longestMethod)) s")
+    }
+}
+
+extension SuiteShape: ExpressibleByArgument {}
+
+/// Options every command that runs things for real shares.
+struct CommonBenchOptions: ParsableArguments {
+    @Option(help: "Scratch folder for generated suites, histories, reports and fleets (never the repo).")
+    var dir = "/tmp/fanout-bench"
+    @Option(help: "The fanout executable (e.g. `$(swift build -c release --show-bin-path)/fanout`).")
+    var fanout: String
+    @Option(help: "The Fanout repository (for Agents/local-fleet).")
+    var repo = FileManager.default.currentDirectoryPath
+}
+
+struct RunSuite: AsyncParsableCommand, AsyncRunnable {
+    static let configuration = CommandConfiguration(
+        commandName: "suite",
+        abstract: "Generate and build a suite, then run it for real under every strategy, locally and on an SSH fleet.")
+
+    @Option(help: "lognormal, many-small or dominant.")
+    var shape: SuiteShape
+    @Option(help: "The seed of the generated suite.")
+    var seed: UInt64 = 1
+    @OptionGroup var common: CommonBenchOptions
+    @Option(help: "Local slots (and shards of the static strategies).")
+    var slots = 8
+    @Option(help: "Fanout runs that warm the timing history before the measured runs.")
+    var warmRuns = 2
+    @Option(help: "SSH agents of the fleet (0: local only; the fleet needs root).")
+    var fleetAgents = 4
+    @Option(help: "Slots per SSH agent.")
+    var fleetSlots = 2
+    @Option(help: "Port of the fleet's sshd agents.")
+    var fleetPort = 2731
+    @Option(help: "Runs of every measured case; the median wall is kept.")
+    var repeats = 1
+    @Option(help: "Where to write the results (JSON).")
+    var json: String?
+
+    func run() async throws {
+        Interrupts.install()
+        let bench = SuiteBench(shape: shape, seed: seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
+                               slots: slots, warmRuns: warmRuns, fleetAgents: fleetAgents, fleetSlots: fleetSlots,
+                               fleetPort: fleetPort, repeats: repeats)
+        let result = try await bench.run()
+        if let json { try JSONFiles.write(result, to: json) }
+        print(MarkdownReport.suiteSection(result))
+    }
+}
+
+/// The existential `any AsyncParsableCommand` resolves `run()` to the synchronous requirement; this names the async one.
+protocol AsyncRunnable {
+    mutating func runAsync() async throws
+}
+
+extension AsyncRunnable where Self: AsyncParsableCommand {
+    mutating func runAsync() async throws { try await run() }
+}

@@ -1,0 +1,142 @@
+import Foundation
+
+/// One measured case: a strategy on a fleet, run for real.
+struct CaseResult: Codable, Sendable {
+    /// `fanout`, `count`, `name`, `timings`, `swift-test-parallel`.
+    var strategy: String
+    var label: String
+    /// `local` (8 slots on this machine) or `ssh` (the 4-agent fleet).
+    var fleet: String
+    var slots: Int
+    /// Seconds from starting the command (or the listing, for static shards) to its end; builds excluded.
+    var wall: Double
+    /// First test process start to last test process end, when known.
+    var makespan: Double?
+    /// Sum of the test methods' own durations in this run.
+    var testTime: Double?
+    var testsPassed: Int
+    var testsExpected: Int
+    /// Test processes started (units or shards), when known.
+    var processes: Int?
+    var note: String?
+
+    var complete: Bool { testsPassed == testsExpected }
+}
+
+/// Everything measured for one generated suite.
+struct SuiteResult: Codable, Sendable {
+    var shape: SuiteShape
+    var seed: UInt64
+    var summary: String
+    var classes: Int
+    var methods: Int
+    var nominalSerial: Double
+    var buildSeconds: Double
+    var slots: Int
+    /// Per-method durations of the reference run (the last warm-up run of Fanout), summed.
+    var referenceSerial: Double
+    var longestMethod: Double
+    var longestClass: Double
+    /// max(total method time / slots, longest method): no schedule can end sooner, even one that splits classes.
+    var methodLowerBound: Double
+    /// max(total / slots, longest class): the bound for schedules of whole classes.
+    var classLowerBound: Double
+    var fleetDescription: String?
+    var deploy: String?
+    /// /proc/loadavg (1-minute) when the suite's cases started and ended: the machine is shared.
+    var loadAverage: [Double]?
+    var cases: [CaseResult]
+
+    func fanout(_ fleet: String) -> CaseResult? { cases.first { $0.strategy == "fanout" && $0.fleet == fleet } }
+    func alternatives(_ fleet: String) -> [CaseResult] {
+        cases.filter { $0.strategy != "fanout" && $0.fleet == fleet && $0.complete }
+    }
+}
+
+/// The discrete-event simulation at scale.
+struct SimulationResult: Codable, Sendable {
+    var classes: Int
+    var agents: Int
+    var slotsPerAgent: Int
+    var noise: Double
+    var failFraction: Double
+    var seed: UInt64
+    var overhead: Double
+    var estimateModel: String
+    var schedulerInitSeconds: Double
+    var planSeconds: Double
+    /// The fastest of the repeated planning measurements (init + plan).
+    var planningMinSeconds: Double
+    /// Of init: `Scheduler.longestFirstMakespan` over the estimates.
+    var longestFirstMakespanSeconds: Double
+    /// Diagnostics: `Scheduler.init` on items already sorted longest first, and sorting (estimate, index) keys.
+    var initPresortedSeconds: Double
+    var sortKeysSeconds: Double
+    /// Diagnostics: plan() with `fillWindow` 1 instead of the default.
+    var planFillWindow1Seconds: Double
+    var dispatchLoopSeconds: Double
+    var nextCalls: Int
+    var slowestNextMilliseconds: Double
+    var requeueCalls: Int
+    var requeueSeconds: Double
+    var units: Int
+    var predictedMakespan: Double
+    var plannedLowerBound: Double
+    var makespan: Double
+    var lowerBound: Double
+    var failedAgents: Int
+    var requeuedItems: Int
+    var itemsCompleted: Int
+    var itemsCompletedTwice: Int
+    var itemsMissing: Int
+    var peakRSSMiB: Double
+
+    var ratio: Double { lowerBound > 0 ? makespan / lowerBound : 1 }
+    var accountedFor: Bool { itemsMissing == 0 && itemsCompletedTwice == 0 && itemsCompleted == classes }
+}
+
+/// The 32-agent fleet on loopback.
+struct FleetScaleResult: Codable, Sendable {
+    var agents: Int
+    var slotsPerAgent: Int
+    var upSeconds: Double
+    var checkWall: Double
+    var connectMilliseconds: [Double]
+    var latencyRuns: Int
+    var latencyCheckWall: Double
+    var dispatchP50Milliseconds: [Double]
+    var dispatchP99Milliseconds: [Double]
+    var runs: [FleetRun]
+    /// What failed along the way (the rest was still measured).
+    var problems: [String]?
+}
+
+struct FleetRun: Codable, Sendable {
+    var label: String
+    var suite: String
+    var wall: Double
+    var makespan: Double
+    var lowerBound: Double
+    var coordinatorUserSeconds: Double
+    var coordinatorSystemSeconds: Double
+    var coordinatorMaxRSSMiB: Double
+    var deployedBytes: Int
+    var deploySeconds: Double
+    var units: Int
+    var testsPassed: Int
+    var testsExpected: Int
+}
+
+enum JSONFiles {
+    static func write<T: Encodable>(_ value: T, to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(value).write(to: url)
+    }
+
+    static func read<T: Decodable>(_ type: T.Type, from path: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// The parts of Fanout's `report.json` (docs/report-schema.md) the benchmark reads. Decoded with its own small
+/// types: the benchmark reads the file as any tool would, not through Fanout's model.
+struct FanoutReportFile: Decodable {
+    struct Suite: Decodable, Hashable {
+        var module: String
+        var name: String
+        var qualified: String { "\(module).\(name)" }
+    }
+    struct ID: Decodable, Hashable {
+        var suite: Suite
+        var name: String
+    }
+    struct Attempt: Decodable {
+        var outcome: String
+        var duration: Double
+    }
+    struct Result: Decodable {
+        var id: ID
+        var outcome: String
+        var attempts: [Attempt]
+        var duration: Double? { attempts.last?.duration }
+    }
+    struct Class: Decodable {
+        var suite: Suite
+        var testCount: Int
+        var estimate: Double
+        var actual: Double?
+    }
+    struct Unit: Decodable {
+        var agent: String
+        var startedAt: Double
+        var duration: Double
+        var suites: [String]
+    }
+    struct Agent: Decodable {
+        var name: String
+        var deployedBytes: Int?
+        var deploySeconds: Double?
+    }
+    struct Plan: Decodable {
+        var slots: Int
+        var lowerBound: Double
+        var predictedMakespan: Double
+    }
+    struct Timing: Decodable {
+        var wall: Double
+        var preparation: Double
+        var makespan: Double
+        var lowerBound: Double
+    }
+
+    var results: [Result]
+    var classes: [Class]
+    var units: [Unit]
+    var agents: [Agent]
+    var plan: Plan
+    var timing: Timing
+    var exitCode: Int
+    var warnings: [String]
+
+    static func read(_ path: String) throws -> FanoutReportFile {
+        do {
+            return try JSONDecoder().decode(FanoutReportFile.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw BenchError("cannot read Fanout's report \(path): \(error)")
+        }
+    }
+
+    var passed: Int { results.filter { $0.outcome == "passed" }.count }
+    var testTime: Double { results.reduce(0) { $0 + ($1.duration ?? 0) } }
+
+    /// Seconds per test method, `Module.Class/test`.
+    var methodDurations: [String: Double] {
+        var out: [String: Double] = [:]
+        for r in results { if let d = r.duration { out["\(r.id.suite.qualified)/\(r.id.name)"] = d } }
+        return out
+    }
+
+    /// Seconds per class: the measured class time, else the sum of its tests (a class split over several units).
+    var classDurations: [String: Double] {
+        var sums: [String: Double] = [:]
+        for r in results { sums[r.id.suite.qualified, default: 0] += r.duration ?? 0 }
+        var out: [String: Double] = [:]
+        for c in classes { out[c.suite.qualified] = c.actual ?? sums[c.suite.qualified] }
+        return out
+    }
+}

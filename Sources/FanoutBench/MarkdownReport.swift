@@ -1,0 +1,338 @@
+import Foundation
+
+/// BENCHMARKS.md and the ratio chart, written from the results files of one benchmark run.
+enum MarkdownReport {
+    static func fleetName(_ fleet: String, _ r: SuiteResult) -> String {
+        fleet == "local" ? "\(r.slots) local slots" : "SSH, \(r.fleetDescription ?? "fleet")"
+    }
+
+    /// Alternative wall / Fanout wall on that fleet: above 1 means Fanout was faster.
+    static func speedup(_ alt: CaseResult, over fanout: CaseResult) -> Double { alt.wall / max(fanout.wall, 1e-9) }
+
+    static func suiteTable(_ r: SuiteResult) -> String {
+        var s = "| fleet | strategy | wall | makespan | makespan / LB | overhead (wall − LB) | processes | tests passed | wall / Fanout's |\n"
+        s += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        for fleet in ["local", "ssh"] {
+            let rows = r.cases.filter { $0.fleet == fleet }
+            guard !rows.isEmpty else { continue }
+            let fanout = r.fanout(fleet)
+            for c in rows {
+                let isFanout = c.strategy == "fanout"
+                var ratio = "—"
+                if let fanout, fanout.complete {
+                    if isFanout {
+                        if let best = r.alternatives(fleet).min(by: { $0.wall < $1.wall }) {
+                            ratio = "1.00 (best alternative: \(f2(speedup(best, over: fanout)))×)"
+                        }
+                    } else if c.complete {
+                        ratio = f2(speedup(c, over: fanout)) + "×"
+                    }
+                }
+                let name = isFanout ? "**\(c.label)**" : c.label
+                s += "| \(fleetName(fleet, r)) | \(name) | \(f2(c.wall)) s | "
+                    + (c.makespan.map { f2($0) + " s" } ?? "—") + " | "
+                    + (c.makespan.map { f3($0 / r.methodLowerBound) } ?? "—") + " | "
+                    + "\(f2(c.wall - r.methodLowerBound)) s | " + (c.processes.map(String.init) ?? "—") + " | "
+                    + "\(c.testsPassed)/\(c.testsExpected)\(c.complete ? "" : " ⚠") | \(ratio) |\n"
+            }
+        }
+        let notes = r.cases.compactMap { c in c.note.map { "- \(c.label) (\(c.fleet)): \(String($0.prefix(300)))" } }
+        if !notes.isEmpty { s += "\nNotes:\n" + notes.joined(separator: "\n") + "\n" }
+        return s
+    }
+
+    static func suiteSection(_ r: SuiteResult) -> String {
+        var s = "### \(r.shape.rawValue) (seed \(r.seed))\n\n"
+        s += "\(r.summary). \(r.classes) classes, \(r.methods) test methods; the generator's waits add up to "
+            + "\(f2(r.nominalSerial)) s, the reference run measured \(f2(r.referenceSerial)) s of test time "
+            + "(longest class \(f2(r.longestClass)) s, longest method \(f3(r.longestMethod)) s). "
+            + "**LB at \(r.slots) slots, method level: \(f2(r.methodLowerBound)) s** (whole classes: "
+            + "\(f2(r.classLowerBound)) s). Build: \(f1(r.buildSeconds)) s, not counted."
+            + (r.loadAverage.map { " Load average (1 min) when its cases started / ended: \($0.map(f2).joined(separator: " / "))." } ?? "")
+            + "\n\n"
+        s += suiteTable(r)
+        if let d = r.deploy { s += "\nDeployment to the SSH fleet (not in the walls above): \(d).\n" }
+        for fleet in ["local", "ssh"] {
+            guard let fanout = r.fanout(fleet), fanout.complete,
+                  let best = r.alternatives(fleet).min(by: { $0.wall < $1.wall }) else { continue }
+            s += "\n\(fleetName(fleet, r)): Fanout \(f2(fanout.wall)) s against the best alternative, \(best.label), "
+                + "\(f2(best.wall)) s: **\(f2(speedup(best, over: fanout)))×**."
+        }
+        return s + "\n"
+    }
+
+    static func simulationTable(_ sims: [SimulationResult]) -> String {
+        guard let first = sims.first else { return "" }
+        var s = "\(first.classes) classes over \(first.agents) agents × \(first.slotsPerAgent) slots "
+            + "(\(first.agents * first.slotsPerAgent) slots); \(first.estimateModel); \(first.overhead * 1000) ms per "
+            + "process start. The real `Scheduler` (FanoutCore) hands out every unit; the clock is virtual.\n\n"
+        s += "| case | planning: init + plan() (median of 3; fastest) | dispatch loop (next() calls) | slowest next() | units | makespan | LB | makespan / LB | every item exactly once | peak RSS |\n"
+        s += "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+        for r in sims {
+            let name = r.failedAgents == 0 ? "noise \(Int(r.noise * 100)) %"
+                : "noise \(Int(r.noise * 100)) %, \(r.failedAgents) agents (\(Int(r.failFraction * 100)) %) fail; \(r.requeuedItems) items re-queued"
+            s += "| \(name) | \(f3(r.schedulerInitSeconds)) + \(f3(r.planSeconds)) = **\(f3(r.schedulerInitSeconds + r.planSeconds)) s**; \(f3(r.planningMinSeconds)) s | "
+                + "\(f3(r.dispatchLoopSeconds)) s (\(r.nextCalls)) | \(f3(r.slowestNextMilliseconds)) ms | \(r.units) | "
+                + "\(f2(r.makespan)) s | \(f2(r.lowerBound)) s | **\(f3(r.ratio))** | "
+                + "\(r.accountedFor ? "yes (\(r.itemsCompleted)/\(r.classes))" : "NO: \(r.itemsMissing) missing, \(r.itemsCompletedTwice) twice") | "
+                + "\(f1(r.peakRSSMiB)) MiB |\n"
+        }
+        return s
+    }
+
+    static func fleetScaleTable(_ f: FleetScaleResult) -> String {
+        var s = "\(f.agents) real sshd agents on 127.0.1.1-\(f.agents) × \(f.slotsPerAgent) slot\(f.slotsPerAgent == 1 ? "" : "s"), "
+            + "started by `Agents/local-fleet/up.sh \(f.agents)` in \(f2(f.upSeconds)) s.\n\n"
+        s += "| measure | value |\n|---|---:|\n"
+        s += "| `fanout agents check` over all \(f.agents) agents at once (connect, handshake, auth, probe; wall) | \(f2(f.checkWall)) s |\n"
+        s += "| connection setup per agent (median / max of \(f.connectMilliseconds.count)) | "
+            + "\(f1(medianOf(f.connectMilliseconds))) / \(f1(f.connectMilliseconds.max() ?? 0)) ms |\n"
+        if f.dispatchP50Milliseconds.isEmpty {
+            s += "| dispatch latency on an open connection | not measured (see the problem below) |\n"
+        } else {
+            s += "| dispatch latency on an open connection, p50 (median over agents / worst agent) | "
+                + "\(f2(medianOf(f.dispatchP50Milliseconds))) / \(f2(f.dispatchP50Milliseconds.max() ?? 0)) ms |\n"
+            s += "| dispatch latency, p99 (median over agents / worst agent), \(f.latencyRuns) commands per agent, all agents at once | "
+                + "\(f2(medianOf(f.dispatchP99Milliseconds))) / \(f2(f.dispatchP99Milliseconds.max() ?? 0)) ms |\n"
+        }
+        for p in f.problems ?? [] { s += "\n**Problem:** \(p)\n" }
+        s += "\n| run | wall | makespan | LB (report) | units | tests passed | coordinator CPU (user + sys) | coordinator max RSS | deployed |\n"
+        s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        for r in f.runs {
+            s += "| \(r.suite), \(r.label) | \(f2(r.wall)) s | \(f2(r.makespan)) s | \(f2(r.lowerBound)) s | \(r.units) | "
+                + "\(r.testsPassed)/\(r.testsExpected) | \(f2(r.coordinatorUserSeconds)) + \(f2(r.coordinatorSystemSeconds)) s | "
+                + "\(f1(r.coordinatorMaxRSSMiB)) MiB | \(r.deployedBytes / 1024) KiB in \(f2(r.deploySeconds)) s |\n"
+        }
+        return s
+    }
+
+    // MARK: - Goals
+
+    struct Goal {
+        var text: String
+        var measured: String
+        var met: Bool?
+    }
+
+    static func goals(suites: [SuiteResult], sims: [SimulationResult]) -> [Goal] {
+        var out: [Goal] = []
+        func suite(_ shape: SuiteShape) -> SuiteResult? { suites.first { $0.shape == shape } }
+        if let r = suite(.lognormal), let f = r.fanout("local"), let mk = f.makespan {
+            out.append(Goal(text: "lognormal suite, warm history, 8 slots: makespan ≤ 1.05 × LB",
+                            measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))",
+                            met: f.complete && mk <= 1.05 * r.methodLowerBound))
+        }
+        if let r = suite(.dominant), let f = r.fanout("local"), let mk = f.makespan {
+            out.append(Goal(text: "one-dominant-class suite, 8 slots: makespan ≤ 1.15 × method-level LB",
+                            measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))"
+                                + " (whole-class LB \(f2(r.classLowerBound)) s)",
+                            met: f.complete && mk <= 1.15 * r.methodLowerBound))
+        }
+        var all: [String] = [], allFaster = true
+        for r in suites {
+            guard let f = r.fanout("local"), let st = r.cases.first(where: { $0.strategy == "swift-test-parallel" }) else { continue }
+            let x = st.wall / max(f.wall, 1e-9)
+            all.append("\(r.shape.rawValue) \(f2(x))×")
+            allFaster = allFaster && f.complete && st.complete && x > 1
+        }
+        if !all.isEmpty {
+            out.append(Goal(text: "faster than `swift test --parallel --num-workers 8` on every generated suite (same run)",
+                            measured: all.joined(separator: ", "), met: allFaster))
+        }
+        if let r = suite(.manySmall), let f = r.fanout("local"),
+           let st = r.cases.first(where: { $0.strategy == "swift-test-parallel" }) {
+            let x = st.wall / max(f.wall, 1e-9)
+            out.append(Goal(text: "at least 2× faster than `swift test --parallel` on the many-small-tests suite",
+                            measured: "\(f2(st.wall)) s / \(f2(f.wall)) s = \(f2(x))×", met: f.complete && x >= 2))
+        }
+        if let s = sims.first(where: { $0.failedAgents == 0 }) ?? sims.first {
+            let p = s.schedulerInitSeconds + s.planSeconds
+            out.append(Goal(text: "simulation: planning \(s.classes) classes for \(s.agents * s.slotsPerAgent) slots ≤ 1 s",
+                            measured: "\(f3(p)) s", met: p <= 1))
+        }
+        if let s = sims.first(where: { $0.failedAgents == 0 }) {
+            out.append(Goal(text: "simulation: makespan ≤ 1.05 × LB with \(Int(s.noise * 100)) % duration noise",
+                            measured: f3(s.ratio), met: s.ratio <= 1.05))
+        }
+        if let s = sims.first(where: { $0.failedAgents > 0 }) {
+            out.append(Goal(text: "simulation: every test accounted for when \(Int(s.failFraction * 100)) % of agents fail",
+                            measured: "\(s.itemsCompleted)/\(s.classes) once, \(s.itemsCompletedTwice) twice, "
+                                + "\(s.itemsMissing) missing (\(s.requeuedItems) re-queued); makespan / LB \(f3(s.ratio))",
+                            met: s.accountedFor))
+        }
+        return out
+    }
+
+    // MARK: - The document
+
+    struct Machine {
+        var cores: Int
+        var memoryGiB: Double
+        var cpu: String
+        var os: String
+        var swift: String
+        var date: String
+        var commit: String
+    }
+
+    static func document(suites: [SuiteResult], sims: [SimulationResult], fleet: FleetScaleResult?, machine m: Machine,
+                         command: String, demo: String?, elapsed: String?) -> String {
+        var s = """
+            # Benchmarks
+
+            Generated by `\(command)` (fixed seeds; \(elapsed.map { "the whole benchmark took \($0)" } ?? "")). \
+            Do not edit by hand: run it again.
+
+            **Machine:** \(m.cores) cores (\(m.cpu)), \(f1(m.memoryGiB)) GiB memory, \(m.os), \(m.swift). \
+            **Date:** \(m.date). **Fanout:** \(m.commit).
+
+            Every case below ran for real in the same benchmark run, one after the other on this machine. The generated \
+            test methods *wait* (usleep) instead of computing, so that 8 slots on 2 cores measure scheduling rather than \
+            CPU contention.
+
+            ## The goals
+
+
+            """
+        s += "| goal | measured | met |\n|---|---|---|\n"
+        for g in goals(suites: suites, sims: sims) {
+            s += "| \(g.text) | \(g.measured) | \(g.met.map { $0 ? "yes" : "**no**" } ?? "—") |\n"
+        }
+        s += """
+
+            ![Fanout's speed-up over each alternative](docs/bench-ratios.svg)
+
+            ## Generated suites × strategies
+
+            Each suite is generated from its seed by `fanout-bench generate`, built once with `swift build --build-tests`, \
+            and then run by every strategy from the same test binary:
+
+            - **Fanout**: `fanout run --bundle BIN --slots 8 --history H` after two warm-up runs that fill the timing \
+            history (on the fleet: `--config fleet.yml`, after one run that deploys the product).
+            - **split by count**: 8 shards with equal class counts, dealt round-robin in discovery order; one process per \
+            shard (`BIN Mod.A,Mod.B,…`), all 8 at once.
+            - **split by name**: 8 shards of equal class counts over contiguous ranges of sorted class names.
+            - **static longest-first (history)**: classes sorted by their duration in the last warm-up run's report \
+            (`classes[].actual`) into the least-loaded of 8 shards (LPT), as CI timing splitters do.
+            - **`swift test --parallel --num-workers 8`** (`--skip-build`): one process per test method. It needs the \
+            package and its build tree, so it runs locally only.
+
+            Over SSH the static shards run as `ssh agent 'exec BIN selector'` (OpenSSH client, the fleet's key and \
+            known_hosts, `StrictHostKeyChecking=yes`), shard i on agent i mod 4, after the binary was copied to every \
+            agent with scp. The agents run with the suite's build tree hidden (`up.sh --hide`), like remote hosts.
+
+            **Definitions.** *wall*: from starting the command (for static shards: from listing the tests, which a \
+            splitter needs) to its end; builds excluded. *makespan*: first test process start to last test process end \
+            (Fanout: `timing.makespan` of its report; `swift test` does not tell). *LB*: max(total method time / 8, \
+            longest method) from the per-method durations of the last warm-up run: no schedule, not even one that \
+            splits every class into single methods, ends sooner. *overhead*: wall − LB, everything that is not \
+            test time spread perfectly over the slots (process starts, listing, connections, imbalance). \
+            *wall / Fanout's*: the alternative's wall divided by Fanout's on the same fleet (above 1: Fanout was faster); \
+            on Fanout's row, the same figure for the best alternative.
+
+
+            """
+        for r in suites { s += suiteSection(r) + "\n" }
+        if !sims.isEmpty {
+            s += "## Simulation at scale (virtual clock)\n\n`fanout-bench simulate` (see its `--help`).\n\n"
+            s += simulationTable(sims)
+            s += """
+
+                Where the planning time goes (\(sims[0].failedAgents == 0 ? "first row" : "first case")): \
+                `Scheduler.init` takes \(f3(sims[0].schedulerInitSeconds)) s, of which predicting plain longest-first's \
+                end is \(f3(sims[0].longestFirstMakespanSeconds)) s; on items already in longest-first order the same init \
+                takes \(f3(sims[0].initPresortedSeconds)) s, so its sort of the WorkItem values costs about \
+                \(f3(sims[0].schedulerInitSeconds - sims[0].initPresortedSeconds)) s (sorting (estimate, index) keys \
+                instead: \(f3(sims[0].sortKeysSeconds)) s). `plan()` takes \(f3(sims[0].planSeconds)) s for \
+                \(sims[0].units) units; with `fillWindow` 1 (a pull looks at one queued item to fill its batch, default \
+                256) it takes \(f3(sims[0].planFillWindow1Seconds)) s.
+
+                *planning*: `Scheduler.init` (sorting the items longest first and predicting plain longest-first's end) \
+                plus `plan()` (the whole schedule on a virtual clock, every slot free at 0): what a run pays before its \
+                first unit. *LB*: max(total actual time / slots, longest item), where a failed agent's slots count only \
+                until it failed (a valid lower bound: the work it lost is not counted as capacity). Agents fail at random \
+                times in 5-90 % of the predicted makespan; what their units finished stays done, the rest is re-queued.
+
+
+                """
+        }
+        if let fleet {
+            s += "## Coordinator scale: \(fleet.agents) SSH agents on this machine\n\n`fanout-bench fleet-scale` (see its `--help`).\n\n"
+            s += fleetScaleTable(fleet)
+            s += """
+
+                The coordinator's CPU and memory come from `/usr/bin/time -v fanout run …`; the test processes run \
+                under the agents' sshd, not in the coordinator. All \(fleet.agents) agents and the coordinator share \
+                this machine's \(m.cores) cores.
+
+
+                """
+        }
+        if let demo, !demo.isEmpty {
+            s += "## The demo suite (scripts/bench.sh without --full)\n\n```\n\(demo.trimmingCharacters(in: .whitespacesAndNewlines))\n```\n"
+        }
+        return s
+    }
+
+    // MARK: - The chart
+
+    /// A horizontal bar per (suite, fleet, alternative): the alternative's wall / Fanout's wall.
+    static func svg(suites: [SuiteResult]) -> String {
+        struct Bar { var group: String; var label: String; var value: Double; var color: String }
+        let colors = ["count": "#8da0cb", "name": "#66c2a5", "timings": "#fc8d62", "swift-test-parallel": "#e78ac3"]
+        var bars: [Bar] = []
+        for r in suites {
+            for fleet in ["local", "ssh"] {
+                guard let f = r.fanout(fleet), f.complete else { continue }
+                for c in r.alternatives(fleet) {
+                    let sshName = (r.fleetDescription?.components(separatedBy: " on ").first).map { "SSH, \($0)" } ?? "SSH"
+                    bars.append(Bar(group: "\(r.shape.rawValue) · \(fleet == "local" ? "\(r.slots) local slots" : sshName)",
+                                    label: c.label, value: speedup(c, over: f), color: colors[c.strategy] ?? "#999999"))
+                }
+            }
+        }
+        let rowH = 20.0, groupGap = 26.0, left = 230.0, plotW = 460.0, top = 56.0
+        let maxValue = max(2, (bars.map(\.value).max() ?? 1).rounded(.up))
+        func x(_ v: Double) -> Double { left + plotW * v / maxValue }
+        var y = top
+        var body = ""
+        var lastGroup = ""
+        for b in bars {
+            if b.group != lastGroup {
+                y += lastGroup.isEmpty ? 0 : groupGap - rowH + 6
+                body += "<text x=\"10\" y=\"\(fmt(y + 12))\" font-weight=\"bold\">\(escape(b.group))</text>\n"
+                y += rowH
+                lastGroup = b.group
+            }
+            body += "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(y + 13))\" text-anchor=\"end\">\(escape(b.label))</text>\n"
+            body += "<rect x=\"\(fmt(left))\" y=\"\(fmt(y + 2))\" width=\"\(fmt(max(1, x(b.value) - left)))\" height=\"\(fmt(rowH - 5))\" fill=\"\(b.color)\"/>\n"
+            body += "<text x=\"\(fmt(x(b.value) + 4))\" y=\"\(fmt(y + 13))\">\(f2(b.value))×</text>\n"
+            y += rowH
+        }
+        let height = y + 40
+        var axis = ""
+        var tick = 0.0
+        let step = maxValue > 8 ? 2.0 : (maxValue > 4 ? 1.0 : 0.5)
+        while tick <= maxValue + 1e-9 {
+            axis += "<line x1=\"\(fmt(x(tick)))\" y1=\"\(fmt(top - 4))\" x2=\"\(fmt(x(tick)))\" y2=\"\(fmt(y))\" stroke=\"#e0e0e0\"/>\n"
+            axis += "<text x=\"\(fmt(x(tick)))\" y=\"\(fmt(y + 16))\" text-anchor=\"middle\" fill=\"#666\">\(tick == tick.rounded() ? String(Int(tick)) : f1(tick))×</text>\n"
+            tick += step
+        }
+        axis += "<line x1=\"\(fmt(x(1)))\" y1=\"\(fmt(top - 4))\" x2=\"\(fmt(x(1)))\" y2=\"\(fmt(y))\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>\n"
+        let width = left + plotW + 70
+        return """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(fmt(width))" height="\(fmt(height))" viewBox="0 0 \(fmt(width)) \(fmt(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="10" y="22" font-size="15" font-weight="bold">Fanout's speed-up: alternative's wall time / Fanout's wall time</text>
+            <text x="10" y="40" fill="#555">same run, same machine, warm history; above 1× (dashed line) Fanout was faster. Generated by fanout-bench.</text>
+            \(axis)\(body)</svg>
+
+            """
+    }
+
+    static func fmt(_ v: Double) -> String { String(format: "%.1f", v) }
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+}

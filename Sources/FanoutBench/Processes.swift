@@ -1,0 +1,88 @@
+import FanoutAgents
+import FanoutCore
+import Foundation
+
+/// A finished child process: how it ended, what it wrote, and when it ran (seconds since `Clock.origin`).
+struct ProcessResult: Sendable {
+    var ending: UnitEnding
+    var stdout: String
+    var stderr: String
+    var started: Double
+    var ended: Double
+
+    var seconds: Double { ended - started }
+    var succeeded: Bool { ending == .exited(0) }
+
+    /// The last lines of stderr (else stdout), for error messages.
+    var tail: String {
+        let text = stderr.isEmpty ? stdout : stderr
+        return text.split(separator: "\n", omittingEmptySubsequences: true).suffix(8).joined(separator: "\n")
+    }
+}
+
+/// Monotonic seconds for timing cases (never the wall clock, which can jump).
+enum BenchClock {
+    static let origin = ContinuousClock.now
+    static func now() -> Double {
+        let d = ContinuousClock.now - origin
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+}
+
+/// Runs the processes of the benchmark through Fanout's own `LocalProcess`: each one in its own process group, so an
+/// interrupted benchmark can stop it with everything it started (see `Interrupts`).
+enum Processes {
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                    timeout: Double? = nil) async -> ProcessResult {
+        let command = Command(executable: resolve(executable), arguments: arguments, environment: environment)
+        let (stream, continuation) = AsyncStream<ProcessEvent>.makeStream(bufferingPolicy: .unbounded)
+        let start = BenchClock.now()
+        let process = LocalProcess.start(command, timeout: timeout, events: continuation)
+        if let process { Interrupts.track(process.pid) }
+        var out: [UInt8] = [], err: [UInt8] = []
+        var ending = UnitEnding.failedToStart("no ending reported")
+        for await event in stream {
+            switch event {
+            case .output(.stdout, let bytes): out += bytes
+            case .output(.stderr, let bytes): err += bytes
+            case .ended(let e): ending = e
+            }
+        }
+        let end = BenchClock.now()
+        if let process { Interrupts.untrack(process.pid) }
+        return ProcessResult(ending: ending, stdout: String(decoding: out, as: UTF8.self),
+                             stderr: String(decoding: err, as: UTF8.self), started: start, ended: end)
+    }
+
+    /// Like `run`, but a failure is an error that shows the command and its last lines of output.
+    @discardableResult
+    static func check(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                      timeout: Double? = nil) async throws -> ProcessResult {
+        let r = await run(executable, arguments, environment: environment, timeout: timeout)
+        guard r.succeeded else {
+            throw BenchError("\(([executable] + arguments).joined(separator: " ")) ended with \(r.ending):\n\(r.tail)")
+        }
+        return r
+    }
+
+    /// The absolute path of a program (posix_spawn does not search PATH).
+    static func resolve(_ name: String) -> String {
+        if name.contains("/") { return name }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return name
+    }
+}
+
+/// An error for people: what went wrong, said once.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Progress on stderr, flushed at once (the full benchmark runs for many minutes).
+func progress(_ line: String) {
+    FileHandle.standardError.write(Data(("[bench] " + line + "\n").utf8))
+}

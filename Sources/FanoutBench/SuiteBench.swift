@@ -1,0 +1,287 @@
+import Foundation
+
+/// One generated suite, built once and run for real by every strategy on 8 local slots and on the SSH fleet.
+struct SuiteBench {
+    var shape: SuiteShape
+    var seed: UInt64
+    var benchDir: String
+    var fanout: String
+    var repo: String
+    var slots: Int
+    var warmRuns: Int
+    /// 0: no SSH fleet.
+    var fleetAgents: Int
+    var fleetSlots: Int
+    var fleetPort: Int
+    /// Runs of every case; the run with the median wall is kept. Rounds go through all strategies in turn, so that
+    /// a busy moment of this shared machine does not fall on one strategy only.
+    var repeats = 1
+
+    func run() async throws -> SuiteResult {
+        let fm = FileManager.default
+        let package = "\(benchDir)/suites/\(shape.rawValue)"
+        let work = "\(benchDir)/work/\(shape.rawValue)"
+        try? fm.removeItem(atPath: work)
+        try fm.createDirectory(atPath: work, withIntermediateDirectories: true)
+
+        let suite = SuiteGenerator.make(shape: shape, seed: seed)
+        try SuiteGenerator.write(suite, to: URL(fileURLWithPath: package))
+        progress("\(shape.rawValue): \(suite.classes.count) classes, \(suite.methodCount) methods, expected serial total "
+                 + "\(f2(suite.serialTotal)) s; building \(package)")
+        let build = try await Processes.check("swift", ["build", "--build-tests", "--package-path", package], timeout: 1800)
+        let binDir = try await Processes.check("swift", ["build", "--build-tests", "--package-path", package,
+                                                         "--show-bin-path"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let bin = "\(binDir)/\(suite.packageName)PackageTests.xctest"
+        progress("\(shape.rawValue): built in \(f2(build.seconds)) s: \(bin)")
+
+        let listed = try await Self.listClasses(bin)
+        let listedTests = listed.reduce(0) { $0 + $1.tests }
+        guard listedTests == suite.methodCount else {
+            throw BenchError("\(bin) lists \(listedTests) tests, the generator wrote \(suite.methodCount)")
+        }
+
+        // Warm the timing history; the last warm-up run is the reference for per-method durations.
+        let history = "\(work)/history.sqlite"
+        var reference: FanoutReportFile?
+        for i in 1...max(1, warmRuns) {
+            let (r, report) = await fanoutRun(bin: bin, history: history, reportDir: "\(work)/warm-\(i)",
+                                              extra: ["--slots", String(slots)])
+            guard let report, report.passed == suite.methodCount else {
+                throw BenchError("warm-up run \(i) of fanout failed (\(r.ending)):\n\(r.tail)")
+            }
+            progress("\(shape.rawValue): warm-up \(i): \(f2(r.seconds)) s")
+            reference = report
+        }
+        guard let reference else { throw BenchError("no warm-up run") }
+        let methods = reference.methodDurations
+        let classTimes = reference.classDurations
+        let total = methods.values.reduce(0, +)
+        let longestMethod = methods.values.max() ?? 0
+        var perClass: [String: Double] = [:]
+        for (k, v) in methods { perClass[String(k[..<(k.firstIndex(of: "/") ?? k.endIndex)]), default: 0] += v }
+        let longestClass = perClass.values.max() ?? 0
+        let lb = max(total / Double(slots), longestMethod)
+        progress("\(shape.rawValue): reference serial \(f2(total)) s; method-level LB at \(slots) slots \(f2(lb)) s; "
+                 + "class-level LB \(f2(max(total / Double(slots), longestClass))) s")
+
+        let loadBefore = Self.loadAverage()
+        var cases: [CaseResult] = []
+        let record: @Sendable (CaseResult) -> Void = { c in
+            let mk = c.makespan.map { " makespan \(f2($0)) s (\(f3($0 / lb)) × LB)" } ?? ""
+            progress("\(shape.rawValue) [\(c.fleet)] \(c.label): wall \(f2(c.wall)) s\(mk), "
+                     + "\(c.testsPassed)/\(c.testsExpected) passed\(c.note.map { " — " + $0 } ?? "")")
+        }
+
+        // ---- 8 local slots ----
+        var local: [@Sendable (Int) async -> CaseResult] = [{ round in
+            await fanoutCase(bin: bin, history: history, reportDir: "\(work)/fanout-local-\(round)", fleet: "local",
+                             extra: ["--slots", String(slots)], expected: suite.methodCount)
+        }]
+        for strategy in StaticStrategy.allCases {
+            local.append { _ in
+                await staticCase(strategy, bin: bin, classHistory: classTimes, expected: suite.methodCount,
+                                 fleet: nil, remoteBin: nil)
+            }
+        }
+        local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount) }
+        for c in await Self.medians(local, repeats: repeats, each: record) { cases.append(c) }
+
+        // ---- the SSH fleet ----
+        var fleetDescription: String?
+        var deployNote: String?
+        if fleetAgents > 0 {
+            let fleet = try await LocalFleet.up(agents: fleetAgents, slots: fleetSlots, dir: "\(benchDir)/fleet-\(fleetAgents)",
+                                                port: fleetPort, hide: [package + "/.build"], repo: repo)
+            fleetDescription = fleet.description
+            progress("\(shape.rawValue): \(fleet.description) up in \(f2(fleet.upSeconds)) s")
+            do {
+                let sshHistory = "\(work)/ssh-history.sqlite"
+                try? fm.removeItem(atPath: sshHistory)
+                try fm.copyItem(atPath: history, toPath: sshHistory)
+                // The first run deploys the product to every agent; the measured run finds it in their caches.
+                let (first, firstReport) = await fanoutRun(bin: bin, history: sshHistory, reportDir: "\(work)/ssh-first",
+                                                           extra: ["--config", fleet.config])
+                if let firstReport {
+                    let bytes = firstReport.agents.reduce(0) { $0 + ($1.deployedBytes ?? 0) }
+                    let secs = firstReport.agents.compactMap(\.deploySeconds).max() ?? 0
+                    deployNote = "Fanout's first run over SSH: wall \(f2(first.seconds)) s, deployed \(bytes / 1024) KiB in all "
+                        + "(slowest agent \(f2(secs)) s)"
+                }
+                var remote: [@Sendable (Int) async -> CaseResult] = [{ round in
+                    await fanoutCase(bin: bin, history: sshHistory, reportDir: "\(work)/fanout-ssh-\(round)", fleet: "ssh",
+                                     extra: ["--config", fleet.config], expected: suite.methodCount)
+                }]
+                // Static shards over ssh need the product on every agent first (not timed as part of a case).
+                let remoteDir = "fanout-bench-static"
+                let t0 = BenchClock.now()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for a in 0..<fleet.agents {
+                        group.addTask {
+                            let dir = fleet.workdir(a) + "/" + remoteDir
+                            let (s, sa) = fleet.ssh(agent: a, "rm -rf \(dir) && mkdir -p \(dir)")
+                            try await Processes.check(s, sa, timeout: 60)
+                            let (c, ca) = fleet.scp(bin, agent: a, to: dir + "/")
+                            try await Processes.check(c, ca, timeout: 300)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let copy = BenchClock.now() - t0
+                deployNote = (deployNote.map { $0 + "; " } ?? "")
+                    + "static shards: scp of the product to \(fleet.agents) agents \(f2(copy)) s (not in their wall)"
+                let binName = (bin as NSString).lastPathComponent
+                for strategy in StaticStrategy.allCases {
+                    remote.append { _ in
+                        await staticCase(strategy, bin: bin, classHistory: classTimes, expected: suite.methodCount,
+                                         fleet: fleet, remoteBin: { fleet.workdir($0) + "/\(remoteDir)/\(binName)" })
+                    }
+                }
+                for c in await Self.medians(remote, repeats: repeats, each: record) { cases.append(c) }
+                for a in 0..<fleet.agents {
+                    let (s, sa) = fleet.ssh(agent: a, "rm -rf \(fleet.workdir(a))/\(remoteDir)")
+                    _ = await Processes.run(s, sa, timeout: 60)
+                }
+            } catch {
+                await fleet.down()
+                throw error
+            }
+            await fleet.down()
+        }
+
+        return SuiteResult(shape: shape, seed: seed, summary: shape.summary, classes: suite.classes.count,
+                           methods: suite.methodCount, nominalSerial: suite.serialTotal, buildSeconds: build.seconds,
+                           slots: slots, referenceSerial: total, longestMethod: longestMethod, longestClass: longestClass,
+                           methodLowerBound: lb, classLowerBound: max(total / Double(slots), longestClass),
+                           fleetDescription: fleetDescription, deploy: deployNote,
+                           loadAverage: [loadBefore, Self.loadAverage()], cases: cases)
+    }
+
+    /// Runs `cases` round-robin `repeats` times and keeps, per case, the run with the median wall time.
+    static func medians(_ cases: [@Sendable (Int) async -> CaseResult], repeats: Int,
+                        each: @Sendable (CaseResult) -> Void) async -> [CaseResult] {
+        var runs = Array(repeating: [CaseResult](), count: cases.count)
+        for round in 1...max(1, repeats) {
+            for (i, run) in cases.enumerated() {
+                let c = await run(round)
+                each(c)
+                runs[i].append(c)
+            }
+        }
+        return runs.map { all in
+            let sorted = all.sorted { ($0.complete ? 0 : 1, $0.wall) < ($1.complete ? 0 : 1, $1.wall) }
+            var kept = sorted[(sorted.count - 1) / 2]
+            if all.count > 1 {
+                kept.note = (kept.note.map { $0 + "; " } ?? "")
+                    + "median of \(all.count) runs (walls \(all.map { f2($0.wall) }.joined(separator: ", ")) s)"
+            }
+            return kept
+        }
+    }
+
+    // MARK: - Fanout
+
+    func fanoutRun(bin: String, history: String, reportDir: String, extra: [String]) async
+        -> (ProcessResult, FanoutReportFile?) {
+        try? FileManager.default.removeItem(atPath: reportDir)
+        let r = await Processes.run(fanout, ["run", "--bundle", bin, "--history", history, "--report-dir", reportDir] + extra,
+                                    environment: ["NO_COLOR": "1"], timeout: 900)
+        try? (r.stdout + r.stderr).write(toFile: reportDir + ".log", atomically: true, encoding: .utf8)
+        return (r, try? FanoutReportFile.read(reportDir + "/report.json"))
+    }
+
+    func fanoutCase(bin: String, history: String, reportDir: String, fleet: String, extra: [String],
+                    expected: Int) async -> CaseResult {
+        let (r, report) = await fanoutRun(bin: bin, history: history, reportDir: reportDir, extra: extra)
+        var note: String? = r.succeeded ? nil : "fanout ended with \(r.ending)"
+        if let report, !report.warnings.isEmpty { note = (note.map { $0 + "; " } ?? "") + report.warnings.joined(separator: "; ") }
+        return CaseResult(strategy: "fanout", label: "Fanout (planner, warm history)", fleet: fleet,
+                          slots: report?.plan.slots ?? slots, wall: r.seconds, makespan: report?.timing.makespan,
+                          testTime: report?.testTime, testsPassed: report?.passed ?? 0, testsExpected: expected,
+                          processes: report?.units.count, note: note)
+    }
+
+    // MARK: - Static shards
+
+    /// Lists, splits and runs the shards, one process per slot, all at once; wall counts from the listing.
+    func staticCase(_ strategy: StaticStrategy, bin: String, classHistory: [String: Double], expected: Int,
+                    fleet: LocalFleet?, remoteBin: (@Sendable (Int) -> String)?) async -> CaseResult {
+        let t0 = BenchClock.now()
+        let listed: [ListedClass]
+        do { listed = try await Self.listClasses(bin) } catch {
+            return CaseResult(strategy: strategy.rawValue, label: strategy.label, fleet: fleet == nil ? "local" : "ssh",
+                              slots: slots, wall: 0, testsPassed: 0, testsExpected: expected, note: "\(error)")
+        }
+        let shards = strategy.shards(of: listed, shards: fleet?.slots ?? slots, history: classHistory)
+        let runs = await withTaskGroup(of: ProcessResult.self) { group in
+            for (i, shard) in shards.enumerated() {
+                let selector = shard.map(\.qualified).joined(separator: ",")
+                group.addTask {
+                    if let fleet, let remoteBin {
+                        let agent = i % fleet.agents
+                        let (s, args) = fleet.ssh(agent: agent, "exec \(remoteBin(agent)) \(selector)")
+                        return await Processes.run(s, args, timeout: 900)
+                    }
+                    return await Processes.run(bin, [selector], timeout: 900)
+                }
+            }
+            var out: [ProcessResult] = []
+            for await r in group { out.append(r) }
+            return out
+        }
+        let end = runs.map(\.ended).max() ?? t0
+        let first = runs.map(\.started).min() ?? t0
+        let cases = runs.flatMap { XCTestLog.cases(in: $0.stdout) }
+        let failed = runs.filter { !$0.succeeded }
+        return CaseResult(strategy: strategy.rawValue, label: strategy.label, fleet: fleet == nil ? "local" : "ssh",
+                          slots: fleet?.slots ?? slots, wall: end - t0, makespan: end - first,
+                          testTime: cases.reduce(0) { $0 + $1.seconds },
+                          testsPassed: cases.filter { $0.outcome == "passed" }.count, testsExpected: expected,
+                          processes: shards.count,
+                          note: failed.isEmpty ? nil : "\(failed.count) shard(s) failed: \(failed[0].ending): \(failed[0].tail)")
+    }
+
+    // MARK: - swift test --parallel
+
+    func swiftTestParallel(package: String, work: String, expected: Int) async -> CaseResult {
+        let xunit = "\(work)/swift-test-parallel.xml"
+        let r = await Processes.run("swift", ["test", "--package-path", package, "--skip-build", "--parallel",
+                                              "--num-workers", String(slots), "--xunit-output", xunit], timeout: 1800)
+        let xml = (try? String(contentsOfFile: xunit, encoding: .utf8)) ?? ""
+        let testcases = xml.components(separatedBy: "<testcase").count - 1
+        let failures = xml.components(separatedBy: "<failure").count - 1
+        return CaseResult(strategy: "swift-test-parallel", label: "swift test --parallel --num-workers \(slots)",
+                          fleet: "local", slots: slots, wall: r.seconds, makespan: nil, testTime: nil,
+                          testsPassed: max(0, testcases - failures), testsExpected: expected,
+                          processes: testcases, note: r.succeeded ? nil : "ended with \(r.ending): \(r.tail)")
+    }
+
+    /// The 1-minute load average.
+    static func loadAverage() -> Double {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return Double(text.split(separator: " ").first ?? "") ?? 0
+    }
+
+    // MARK: - Discovery
+
+    /// `BIN --list-tests`: `Module.Class/test` lines after a header, in binary order.
+    static func listClasses(_ bin: String) async throws -> [ListedClass] {
+        let r = try await Processes.check(bin, ["--list-tests"], timeout: 120)
+        var order: [String] = []
+        var counts: [String: Int] = [:]
+        for line in r.stdout.split(separator: "\n") {
+            guard let slash = line.firstIndex(of: "/"), !line.hasPrefix("Listing") else { continue }
+            let qualified = String(line[..<slash])
+            if counts[qualified] == nil { order.append(qualified) }
+            counts[qualified, default: 0] += 1
+        }
+        return order.map { q in
+            guard let dot = q.firstIndex(of: ".") else { return ListedClass(module: "", name: q, tests: counts[q] ?? 0) }
+            return ListedClass(module: String(q[..<dot]), name: String(q[q.index(after: dot)...]), tests: counts[q] ?? 0)
+        }
+    }
+}
+
+func f1(_ x: Double) -> String { String(format: "%.1f", x) }
+func f2(_ x: Double) -> String { String(format: "%.2f", x) }
+func f3(_ x: Double) -> String { String(format: "%.3f", x) }

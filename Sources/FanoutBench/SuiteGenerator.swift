@@ -1,0 +1,201 @@
+import Foundation
+
+/// The shapes of generated suites the benchmark runs.
+enum SuiteShape: String, CaseIterable, Codable, Sendable {
+    /// ~60 classes with lognormal durations (a few long ones), 60-90 s in all.
+    case lognormal
+    /// 3,000 test methods of 2-10 ms over 60 classes: per-process overhead decides.
+    case manySmall = "many-small"
+    /// One class holding ~45 % of the time over 40 methods, plus 40 small classes: only splitting by methods helps.
+    case dominant
+
+    var packageName: String {
+        switch self {
+        case .lognormal: "BenchLognormal"
+        case .manySmall: "BenchManySmall"
+        case .dominant: "BenchDominant"
+        }
+    }
+
+    var moduleName: String { packageName + "Tests" }
+
+    var summary: String {
+        switch self {
+        case .lognormal: "60 classes, lognormal class durations (σ = 1), a few long ones; 2-16 methods each"
+        case .manySmall: "3,000 methods of 2-10 ms over 60 classes"
+        case .dominant: "one class with 45 % of the time over 40 methods, plus 40 small classes"
+        }
+    }
+}
+
+/// A generated class: its name and the seconds each of its test methods waits, in method order.
+struct GeneratedClass: Codable, Sendable, Hashable {
+    var name: String
+    var methods: [Double]
+
+    var total: Double { methods.reduce(0, +) }
+    static func methodName(_ i: Int) -> String { "test" + String(repeating: "0", count: max(0, 3 - String(i).count)) + String(i) }
+}
+
+/// The description of a generated suite, written next to the package as `suite.json`.
+struct GeneratedSuite: Codable, Sendable {
+    var shape: SuiteShape
+    var seed: UInt64
+    var packageName: String
+    var moduleName: String
+    var classes: [GeneratedClass]
+
+    var serialTotal: Double { classes.reduce(0) { $0 + $1.total } }
+    var methodCount: Int { classes.reduce(0) { $0 + $1.methods.count } }
+    var longestClass: Double { classes.map(\.total).max() ?? 0 }
+    var longestMethod: Double { classes.flatMap(\.methods).max() ?? 0 }
+
+    /// Method-level lower bound on `slots` slots, from the nominal waits.
+    func nominalLowerBound(slots: Int) -> Double { max(serialTotal / Double(slots), longestMethod) }
+}
+
+/// Makes seeded suites: durations are drawn once and written into the source as literals, so a suite is
+/// self-contained and runs the same way on every agent.
+enum SuiteGenerator {
+    static func make(shape: SuiteShape, seed: UInt64) -> GeneratedSuite {
+        var rng = SeededRandom(seed: seed &* 1_000_003 &+ UInt64(SuiteShape.allCases.firstIndex(of: shape) ?? 0))
+        var names = NamePool(rng: &rng)
+        var classes: [GeneratedClass] = []
+        switch shape {
+        case .lognormal:
+            let total = 75.0, count = 60
+            var sizes = (0..<count).map { _ in rng.lognormal(mu: 0, sigma: 1) }
+            // Keep every class below the time per slot at 8 slots: this shape is about packing, not splitting.
+            sizes = normalize(sizes, to: total, cap: 0.75 * total / 8)
+            for size in sizes {
+                let n = Int(rng.uniform(2, 17))
+                classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng)))
+            }
+        case .manySmall:
+            for _ in 0..<60 {
+                classes.append(GeneratedClass(name: names.next(),
+                                              methods: (0..<50).map { _ in round4(rng.uniform(0.002, 0.010)) }))
+            }
+        case .dominant:
+            let total = 60.0, share = 0.45
+            classes.append(GeneratedClass(name: "CheckoutFlowTests",
+                                          methods: split(total * share, into: 40, sigma: 0.5, rng: &rng)))
+            let sizes = normalize((0..<40).map { _ in rng.lognormal(mu: 0, sigma: 0.8) }, to: total * (1 - share),
+                                  cap: 0.5 * total / 8)
+            for size in sizes {
+                let n = Int(rng.uniform(2, 13))
+                classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng)))
+            }
+        }
+        return GeneratedSuite(shape: shape, seed: seed, packageName: shape.packageName, moduleName: shape.moduleName,
+                              classes: classes)
+    }
+
+    /// Scales `values` to sum to `total`, with no value above `cap` (the excess is spread over the others).
+    static func normalize(_ values: [Double], to total: Double, cap: Double) -> [Double] {
+        var v = values
+        for _ in 0..<50 {
+            let sum = v.reduce(0, +)
+            v = v.map { min(cap, $0 * total / sum) }
+            if abs(v.reduce(0, +) - total) < 1e-9 { break }
+        }
+        return v
+    }
+
+    /// Splits `seconds` over `n` methods with lognormal weights, rounded to 0.1 ms (never below 1 ms).
+    static func split(_ seconds: Double, into n: Int, sigma: Double, rng: inout SeededRandom) -> [Double] {
+        let weights = (0..<n).map { _ in rng.lognormal(mu: 0, sigma: sigma) }
+        let sum = weights.reduce(0, +)
+        return weights.map { max(0.001, round4(seconds * $0 / sum)) }
+    }
+
+    static func round4(_ x: Double) -> Double { (x * 10_000).rounded() / 10_000 }
+
+    // MARK: - Writing the package
+
+    /// Writes the package into `directory` (created; generated files replaced) and `suite.json` beside it.
+    static func write(_ suite: GeneratedSuite, to directory: URL) throws {
+        let fm = FileManager.default
+        let tests = directory.appendingPathComponent("Tests/\(suite.moduleName)")
+        // Old class files of another seed must not linger: they would be compiled in.
+        if fm.fileExists(atPath: tests.path) { try fm.removeItem(at: tests) }
+        try fm.createDirectory(at: tests, withIntermediateDirectories: true)
+        try writeIfChanged(manifest(suite), to: directory.appendingPathComponent("Package.swift"))
+        try writeIfChanged(support, to: tests.appendingPathComponent("Pause.swift"))
+        for c in suite.classes {
+            try writeIfChanged(source(of: c), to: tests.appendingPathComponent("\(c.name).swift"))
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(suite).write(to: directory.appendingPathComponent("suite.json"))
+    }
+
+    /// Leaves an identical file untouched so that regenerating the same seed does not force a rebuild.
+    static func writeIfChanged(_ text: String, to url: URL) throws {
+        let data = Data(text.utf8)
+        if let old = try? Data(contentsOf: url), old == data { return }
+        try data.write(to: url)
+    }
+
+    static func manifest(_ suite: GeneratedSuite) -> String {
+        """
+        // swift-tools-version: 6.0
+        // Generated by fanout-bench (shape \(suite.shape.rawValue), seed \(suite.seed)). Test methods wait; nothing computes.
+        import PackageDescription
+
+        let package = Package(
+            name: "\(suite.packageName)",
+            targets: [
+                .testTarget(name: "\(suite.moduleName)", path: "Tests/\(suite.moduleName)"),
+            ]
+        )
+
+        """
+    }
+
+    static let support = """
+        import Foundation
+
+        /// Waits without using the CPU: the suites measure scheduling, not the machine's speed.
+        @inline(never)
+        func pause(_ seconds: Double) {
+            usleep(useconds_t(seconds * 1_000_000))
+        }
+
+        """
+
+    static func source(of c: GeneratedClass) -> String {
+        var s = "import XCTest\n\nfinal class \(c.name): XCTestCase {\n"
+        for (i, d) in c.methods.enumerated() {
+            s += "    func \(GeneratedClass.methodName(i))() { pause(\(String(format: "%.4f", d))) }\n"
+        }
+        return s + "}\n"
+    }
+}
+
+/// Distinct, unsorted class names (so that name order says nothing about size or generation order).
+struct NamePool {
+    static let first = ["Account", "Billing", "Cache", "Config", "Cursor", "Decoder", "Export", "Feed", "Gallery",
+                        "Graph", "Import", "Index", "Journal", "Keychain", "Layout", "Ledger", "Locale", "Mail",
+                        "Map", "Media", "Network", "Offline", "Parser", "Payment", "Profile", "Query", "Queue",
+                        "Render", "Report", "Router", "Search", "Session", "Settings", "Share", "Storage", "Sync",
+                        "Theme", "Timeline", "Upload", "Vault", "Widget", "Zip"]
+    static let second = ["Actor", "Adapter", "Builder", "Client", "Coder", "Controller", "Engine", "Filter",
+                         "Formatter", "Handler", "Loader", "Manager", "Mapper", "Merger", "Model", "Observer",
+                         "Planner", "Pool", "Provider", "Reader", "Resolver", "Scanner", "Service", "Store",
+                         "Validator", "View", "Writer"]
+    private var order: [Int]
+    private var position = 0
+
+    init(rng: inout SeededRandom) {
+        order = Array(0..<(Self.first.count * Self.second.count))
+        order.shuffle(using: &rng)
+    }
+
+    mutating func next() -> String {
+        let k = order[position % order.count]
+        position += 1
+        let suffix = position > order.count ? String(position / order.count) : ""
+        return Self.first[k / Self.second.count] + Self.second[k % Self.second.count] + suffix + "Tests"
+    }
+}
