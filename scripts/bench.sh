@@ -104,7 +104,7 @@ demo_cases() {
     fi
     echo
     echo "4 SSH agents × 2 slots (sshd on 127.0.1.1-4, libssh2): connection setup and dispatch latency"
-    "$fanout" agents check --config "$config" --latency 100 | sed -n '3,$p' | awk 'NF {print "  " $0}'
+    "$fanout" agents check --config "$config" --latency 100 | sed -n '2,$p' | awk 'NF {print "  " $0}'
     deploy() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); a=r['agents']; print('%.3f %d' % (max(x.get('deploySeconds',0) for x in a), sum(x.get('deployedBytes',0) for x in a)))" "$1"; }
     ssh_hist="$work/ssh-history.sqlite"
     cp "$history" "$ssh_hist"

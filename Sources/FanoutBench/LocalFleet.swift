@@ -22,9 +22,10 @@ struct LocalFleet: Sendable {
     /// Starts the fleet; `hide` are paths the agents must not see (the suite's build tree, like a real remote host).
     static func up(agents: Int, slots: Int, dir: String, port: Int, hide: [String], repo: String) async throws -> LocalFleet {
         let scripts = repo + "/Agents/local-fleet"
-        // A fleet left running in this dir by an earlier, killed benchmark: stop it first (safe when none runs).
+        // An earlier benchmark's fleet in this dir: stop whatever still runs and remove it with its agents' caches,
+        // so that the first run really deploys (down.sh is safe when nothing runs).
         if FileManager.default.fileExists(atPath: dir + "/.fanout-fleet") {
-            _ = await Processes.run("/bin/bash", [scripts + "/down.sh", "--dir", dir])
+            _ = await Processes.run("/bin/bash", [scripts + "/down.sh", "--dir", dir, "--clean"], timeout: 120)
         }
         Interrupts.trackFleet(dir: dir, downScript: scripts + "/down.sh")
         var args = [scripts + "/up.sh", String(agents), "--dir", dir, "--port", String(port), "--slots", String(slots),

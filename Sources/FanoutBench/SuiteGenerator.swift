@@ -21,9 +21,9 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
 
     var summary: String {
         switch self {
-        case .lognormal: "60 classes, lognormal class durations (σ = 1), a few long ones; 2-16 methods each"
-        case .manySmall: "3,000 methods of 2-10 ms over 60 classes"
-        case .dominant: "one class with 45 % of the time over 40 methods, plus 40 small classes"
+        case .lognormal: "Lognormal class durations (σ = 1), a few long ones, 2-16 methods per class"
+        case .manySmall: "Many small tests: 50 methods of 2-10 ms per class"
+        case .dominant: "One dominant class with 45 % of the time over 40 methods, plus small classes"
         }
     }
 }

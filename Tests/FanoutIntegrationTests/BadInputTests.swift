@@ -42,7 +42,7 @@ import Testing
 
     @Test func anAgentThatCannotWriteItsWorkdirIsSkippedWithTheReason() async throws {
         let dir = try TempDir()
-        var s = try await IntegrationFleet.shared.settings()
+        var s = try await IntegrationFleet.badInput.settings()
         s.agents = [s.agents[0]]
         s.agents[0].workdir = "/root/fanout-not-allowed"
         s.bundlePath = try await DemoSuite.shared.bundle()
@@ -62,13 +62,13 @@ import Testing
         let gen = await LocalTransport(slots: 1).capture(Command(
             executable: "/usr/bin/ssh-keygen", arguments: ["-q", "-t", "ed25519", "-N", passphrase, "-f", key, "-C", "fanout-test"]))
         #expect(gen.0 == .exited(0))
-        var s = try await IntegrationFleet.shared.settings()
-        let authorized = IntegrationFleet.directory + "/agents/agent-1/authorized_keys"
+        var s = try await IntegrationFleet.badInput.settings()
+        let authorized = IntegrationFleet.badInput.directory + "/agents/agent-1/authorized_keys"
         let original = try String(contentsOfFile: authorized, encoding: .utf8)
         defer { try? original.write(toFile: authorized, atomically: true, encoding: .utf8) }
         try (original + (try String(contentsOfFile: key + ".pub", encoding: .utf8))).write(toFile: authorized, atomically: true, encoding: .utf8)
 
-        var config = try String(contentsOfFile: IntegrationFleet.directory + "/fleet.yml", encoding: .utf8)
+        var config = try String(contentsOfFile: IntegrationFleet.badInput.directory + "/fleet.yml", encoding: .utf8)
         config = config.replacingOccurrences(of: "identity: \(s.agents[0].identity ?? "")",
                                              with: "identity: \(key)\n    passphrase_env: FANOUT_TEST_PASSPHRASE")
         try config.write(toFile: dir.file("fanout.yml"), atomically: true, encoding: .utf8)

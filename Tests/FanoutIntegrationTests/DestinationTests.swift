@@ -73,7 +73,7 @@ import Testing
 
     @Test func aDestinationNoAgentServesIsReported() async throws {
         let dir = try TempDir()
-        var s = try await IntegrationFleet.shared.settings()
+        var s = try await IntegrationFleet.destinations.settings()
         s.bundlePath = try await DemoSuite.shared.bundle()
         s.filters = ["^DemoKitTests\\.GCDTests$"]
         s.historyPath = dir.file("h.sqlite")

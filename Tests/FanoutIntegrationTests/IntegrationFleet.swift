@@ -2,20 +2,37 @@ import FanoutAgents
 import FanoutCoordinator
 import FanoutCore
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Set once, before the exit handler that reads it is registered (a C handler cannot capture).
-nonisolated(unsafe) private var fleetStopCommand = ""
+/// The down.sh lines of every fleet this test process started, run by one exit handler (a C handler cannot capture).
+private let fleetStopCommands = Mutex<[String]>([])
+private let registerExitHandler: Void = {
+    atexit { for line in fleetStopCommands.withLock({ $0 }) { line.withCString { _ = system($0) } } }
+}()
 
-/// Four real sshd agents on 127.0.1.1-4:2622 (Agents/local-fleet), started once per test process and stopped when
-/// it exits. The agents cannot see the demo suite's build folder (--hide), so deployment is really exercised.
+/// Four real sshd agents on 127.0.1.1-4 (Agents/local-fleet), started once per test process and stopped when it
+/// exits. The agents cannot see the demo suite's build folder (--hide), so deployment is really exercised.
+/// Suites run in parallel: each suite that uses agents has a fleet of its own (own folder and port), so one suite's
+/// faults and process checks never meet another's runs.
 actor IntegrationFleet {
-    static let shared = IntegrationFleet()
-    static let directory = "/tmp/fanout-integration-fleet"
-    static let port = 2622
-    private var config: Result<String, TestFailure>?
+    static let ssh = IntegrationFleet(name: "ssh", port: 2622)
+    static let resilience = IntegrationFleet(name: "resilience", port: 2623)
+    static let interrupt = IntegrationFleet(name: "interrupt", port: 2624)
+    static let badInput = IntegrationFleet(name: "bad-input", port: 2625)
+    static let destinations = IntegrationFleet(name: "destinations", port: 2626)
+
+    let directory: String
+    let port: Int
+    /// Started once: concurrent callers await the same start (an actor is re-entered at every await).
+    private var starting: Task<String, any Error>?
+
+    init(name: String, port: Int) {
+        directory = "/tmp/fanout-integration-fleet-" + name
+        self.port = port
+    }
 
     func settings() async throws -> RunSettings {
         let path = try await start()
@@ -37,19 +54,23 @@ actor IntegrationFleet {
     }
 
     private func start() async throws -> String {
-        if let config { return try config.get() }
+        if let starting { return try await starting.value }
+        let task = Task { try await launch() }
+        starting = task
+        return try await task.value
+    }
+
+    private func launch() async throws -> String {
         let scripts = repositoryRoot.appendingPathComponent("Agents/local-fleet").path
         let demoBuild = repositoryRoot.appendingPathComponent("Tests/Fixtures/DemoSuite/.build").path
-        await shell("bash \(scripts)/down.sh --dir \(Self.directory) --clean")
-        let (code, out, err) = await shell("bash \(scripts)/up.sh 4 --dir \(Self.directory) --port \(Self.port) --slots 2 --no-check --hide \(ShellQuote.quote(demoBuild))")
+        await shell("bash \(scripts)/down.sh --dir \(directory) --clean")
+        let (code, out, err) = await shell("bash \(scripts)/up.sh 4 --dir \(directory) --port \(port) --slots 2 --no-check --hide \(ShellQuote.quote(demoBuild))")
         guard code == 0, let path = out.split(separator: "\n").last.map(String.init), path.hasSuffix("fleet.yml") else {
-            await shell("bash \(scripts)/down.sh --dir \(Self.directory)")
-            config = .failure(TestFailure("the fleet did not start (exit \(code)): \(out)\(err)"))
-            return try config!.get()
+            await shell("bash \(scripts)/down.sh --dir \(directory)")
+            throw TestFailure("the fleet did not start (exit \(code)): \(out)\(err)")
         }
-        fleetStopCommand = "bash \(ShellQuote.quote(scripts + "/down.sh")) --dir \(Self.directory) >/dev/null 2>&1"
-        atexit { fleetStopCommand.withCString { _ = system($0) } }
-        config = .success(path)
+        _ = registerExitHandler
+        fleetStopCommands.withLock { $0.append("bash \(ShellQuote.quote(scripts + "/down.sh")) --dir \(directory) >/dev/null 2>&1") }
         return path
     }
 

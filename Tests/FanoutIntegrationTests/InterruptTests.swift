@@ -87,8 +87,8 @@ import Testing
     func interruptOnTheFleet(with signals: [Int32]) async throws -> TempDir {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
-        let fleet = try await IntegrationFleet.shared.settings()
-        let config = try hangingConfig(dir, fleet: IntegrationFleet.directory + "/fleet.yml")
+        let fleet = try await IntegrationFleet.interrupt.settings()
+        let config = try hangingConfig(dir, fleet: IntegrationFleet.interrupt.directory + "/fleet.yml")
         let (code, out) = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|DatabaseMigration",
                                                "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
                                               with: signals, cwd: dir.path)

@@ -26,14 +26,14 @@ final class EventLog: Sendable {
 
     func inject(_ agent: String, _ what: String) async {
         _ = await LocalTransport(slots: 1).capture(Command(
-            executable: "/bin/bash", arguments: [fault, "--dir", IntegrationFleet.directory, agent, what]), timeout: 60)
+            executable: "/bin/bash", arguments: [fault, "--dir", IntegrationFleet.resilience.directory, agent, what]), timeout: 60)
     }
 
     /// SIGKILL of the agent's sshd sessions (the master's per-connection children and their sshd children), by
     /// PID: the connection dies as if the host vanished, while the test processes themselves are left for Fanout
     /// to clean up when the agent is re-admitted.
     func killSessions(_ agent: String) async {
-        let pidFile = IntegrationFleet.directory + "/agents/\(agent)/sshd.pid"
+        let pidFile = IntegrationFleet.resilience.directory + "/agents/\(agent)/sshd.pid"
         let script = """
         m=$(cat \(pidFile)) || exit 1
         for c in $(pgrep -P "$m"); do
@@ -45,7 +45,7 @@ final class EventLog: Sendable {
     }
 
     func settings(_ dir: TempDir, filters: [String] = [], env: [String: String] = [:]) async throws -> RunSettings {
-        try await IntegrationFleet.shared.runSettings(dir, filters: filters, env: env)
+        try await IntegrationFleet.resilience.runSettings(dir, filters: filters, env: env)
     }
 
     func waitFor(_ condition: @Sendable () -> Bool, seconds: Double = 60) async throws {

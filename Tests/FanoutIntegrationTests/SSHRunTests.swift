@@ -8,7 +8,7 @@ import Testing
 /// The whole job across real sshd agents on loopback (Agents/local-fleet), against the real demo suite.
 @Suite(.serialized) struct SSHRunTests {
     func fleetSettings(_ dir: TempDir, filters: [String] = [], env: [String: String] = [:]) async throws -> RunSettings {
-        try await IntegrationFleet.shared.runSettings(dir, filters: filters, env: env)
+        try await IntegrationFleet.ssh.runSettings(dir, filters: filters, env: env)
     }
 
     @Test func demoSuiteAcrossFourAgentsMatchesALocalRun() async throws {

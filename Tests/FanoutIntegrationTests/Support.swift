@@ -12,8 +12,17 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 actor DemoSuite {
     static let shared = DemoSuite()
     private var built: String?
+    /// Built once: concurrent callers await the same build (an actor is re-entered at every await).
+    private var building: Task<String, any Error>?
 
     func bundle() async throws -> String {
+        if let building { return try await building.value }
+        let task = Task { try await locate() }
+        building = task
+        return try await task.value
+    }
+
+    private func locate() async throws -> String {
         if let built { return built }
         if let path = ProcessInfo.processInfo.environment["FANOUT_DEMO_BUNDLE"],
            FileManager.default.isExecutableFile(atPath: path) {
