@@ -6,13 +6,20 @@ import Testing
 /// The shell lines an agent runs, executed here by a real /bin/sh (dash, the usual remote shell) against a real
 /// folder. (That `exec` hands the test binary's exit signal back through sshd is pinned by the SSH transport tests.)
 @Suite struct RemoteLayoutTests {
-    let root: String
+    let folder: Folder
     let layout: RemoteLayout
+    var root: String { folder.path }
+
+    /// A temporary folder removed when the test (and so its suite value) ends.
+    final class Folder: Sendable {
+        let path = NSTemporaryDirectory() + "fanout-layout-" + UUID().uuidString
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
 
     init() throws {
-        root = NSTemporaryDirectory() + "fanout-layout-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        layout = try RemoteLayout(workdir: root + "/work dir", runID: "run-1")
+        folder = Folder()
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        layout = try RemoteLayout(workdir: folder.path + "/work dir", runID: "run-1")
     }
 
     func sh(_ script: String) async -> (UnitEnding, String, String) {
