@@ -1,7 +1,6 @@
 import ArgumentParser
 import FanoutCoordinator
 import FanoutCore
-import FanoutReports
 import Foundation
 
 /// `fanout baseline …`: the performance baselines committed with the project (see docs/baselines.md).
@@ -36,12 +35,7 @@ struct BaselineCommand: AsyncParsableCommand {
         var baselines: String?
 
         func run() async throws {
-            let report: RunReport
-            do {
-                report = try JSONReportWriter().read(from: URL(fileURLWithPath: from))
-            } catch {
-                throw FanoutError("\(error)")
-            }
+            let report = try BaselineFile.readReport(from)
             let path = BaselineCommand.path(baselines)
             var file = try BaselineFile.load(path)
             let result = try file.accept(from: report, testPattern: test)
