@@ -92,7 +92,7 @@ struct Simulation {
         failing.shuffle(using: &rng)
         failing = Array(failing.prefix(Int((Double(agents) * failFraction).rounded())))
         var failTime = [Double](repeating: .infinity, count: agents)
-        var events = EventHeap<Event> { ($0.time, $0.seq) < ($1.time, $1.seq) }
+        var events = MinHeap<Event> { ($0.time, $0.seq) < ($1.time, $1.seq) }
         var seq = 0
         for a in failing {
             failTime[a] = rng.uniform(0.05, 0.9) * plan.predictedMakespan
@@ -215,40 +215,3 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
-/// A binary min-heap for the event queue (Core's is internal to Core).
-struct EventHeap<Element> {
-    private var storage: [Element] = []
-    private let less: (Element, Element) -> Bool
-
-    init(_ less: @escaping (Element, Element) -> Bool) { self.less = less }
-
-    var isEmpty: Bool { storage.isEmpty }
-
-    mutating func push(_ e: Element) {
-        storage.append(e)
-        var i = storage.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard less(storage[i], storage[parent]) else { break }
-            storage.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func pop() -> Element? {
-        guard !storage.isEmpty else { return nil }
-        storage.swapAt(0, storage.count - 1)
-        let top = storage.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < storage.count, less(storage[l], storage[m]) { m = l }
-            if r < storage.count, less(storage[r], storage[m]) { m = r }
-            if m == i { break }
-            storage.swapAt(i, m)
-            i = m
-        }
-        return top
-    }
-}

@@ -1,14 +1,15 @@
-/// A binary min-heap: slot free times in plan simulation (thousands of slots, a hundred thousand pops).
-struct MinHeap<Element> {
+/// A binary min-heap: slot free times in plan simulation (thousands of slots, a hundred thousand pops), and the
+/// event queue of the benchmark's simulated fleets.
+public struct MinHeap<Element> {
     private var storage: [Element] = []
     private let less: (Element, Element) -> Bool
 
-    init(_ less: @escaping (Element, Element) -> Bool) { self.less = less }
+    public init(_ less: @escaping (Element, Element) -> Bool) { self.less = less }
 
-    var isEmpty: Bool { storage.isEmpty }
-    var count: Int { storage.count }
+    public var isEmpty: Bool { storage.isEmpty }
+    public var count: Int { storage.count }
 
-    mutating func push(_ e: Element) {
+    public mutating func push(_ e: Element) {
         storage.append(e)
         var i = storage.count - 1
         while i > 0 {
@@ -19,7 +20,7 @@ struct MinHeap<Element> {
         }
     }
 
-    mutating func pop() -> Element? {
+    public mutating func pop() -> Element? {
         guard !storage.isEmpty else { return nil }
         storage.swapAt(0, storage.count - 1)
         let top = storage.removeLast()
