@@ -1,4 +1,4 @@
-import FanoutCoordinator
+@testable import FanoutCoordinator
 import Foundation
 import Testing
 
@@ -46,5 +46,15 @@ import Testing
             #expect(error.description.contains(message), "\(error)")
             #expect(error.exitCode == .usage)
         }
+    }
+}
+
+@Suite struct BuildFolderTests {
+    @Test func buildFoldersAreNamedTheSameInEveryRun() {
+        // Pinned values: a digest seeded per process would rebuild from scratch in every run.
+        #expect(Coordinator.stableDigest("debug -Xswiftc -DCI") == Coordinator.stableDigest("debug -Xswiftc -DCI"))
+        #expect(Coordinator.stableDigest("") == "cbf29ce484222325")
+        #expect(Coordinator.stableDigest("a") == "af63dc4c8601ec8c")
+        #expect(Coordinator.stableDigest("debug -DA") != Coordinator.stableDigest("debug -DB"))
     }
 }

@@ -85,7 +85,6 @@ public final class Coordinator: Sendable {
         // Each distinct build setting is built once; destinations that share one share its product.
         var builds: [String: TestProduct] = [:]
         var products: [String: TestProduct] = [:]
-        let configurations = Set(destinations.map { settings.buildSettings(for: $0).configuration })
         for spec in destinations {
             var build = settings.buildSettings(for: spec)
             let key = "\(build.configuration) \(build.buildFlags.joined(separator: " "))"
@@ -95,13 +94,12 @@ public final class Coordinator: Sendable {
                     $0.configuration == build.configuration }.map(\.buildFlags)).count > 1
                 if sameConfiguration, !build.buildFlags.isEmpty, build.bundlePath == nil {
                     let base = build.scratchPath ?? (URL(fileURLWithPath: build.packagePath).path + "/.build")
-                    build.scratchPath = base + "-fanout-" + String(UInt32(truncatingIfNeeded: key.hashValue & 0xffff_ffff), radix: 16)
+                    build.scratchPath = base + "-fanout-" + Self.stableDigest(key)
                 }
                 builds[key] = try await ProductBuilder(settings: build).product(progress: progress)
             }
             products[spec.name] = builds[key]
         }
-        _ = configurations
 
         var catalogs: [String: Catalog] = [:]
         for spec in destinations {
@@ -484,6 +482,17 @@ public final class Coordinator: Sendable {
         if let worst = outcomes.filter({ $0.isFailure || $0 == .notRun }).max() { return worst }
         if !outcomes.isEmpty, outcomes.allSatisfy({ $0 == .skipped }) { return .skipped }
         return outcomes.contains(.flaky) ? .flaky : .passed
+    }
+
+    /// A short digest that is the same in every process (FNV-1a, 64-bit): Swift's `hashValue` is seeded per process,
+    /// so a build folder named by it would change every run and rebuild from scratch.
+    static func stableDigest(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
     }
 
     /// A run whose report cannot be written is a run wasted: find out before the first test starts.
