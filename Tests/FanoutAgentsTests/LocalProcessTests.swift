@@ -61,4 +61,23 @@ import Testing
         }
         #expect(sawFirstBeforeEnd && chunks == 2, "output arrives as it is written, not at the end")
     }
+
+    /// Units start concurrently; a test process that inherited another unit's pipe would hold that unit's output
+    /// open, and its end would be seen only when this process ended too. A child gets 0, 1 and 2 and nothing else.
+    @Test func aChildInheritsNoOtherDescriptors() async throws {
+        let dir = NSTemporaryDirectory() + "fanout-lp-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A unit still running while the next one starts: its pipes are open in this process meanwhile.
+        let running = Task {
+            for await _ in transport.run(Command(executable: "/bin/sh", arguments: ["-c", "echo $$ > \(dir)/pid; exec sleep 300"]), timeout: 60) {}
+        }
+        defer { running.cancel() }
+        while !FileManager.default.fileExists(atPath: dir + "/pid") { try await Task.sleep(for: .milliseconds(10)) }
+        let (e, out, _) = await transport.capture(Command(executable: "/bin/sh", arguments: ["-c", "cd /proc/$$/fd && ls"]))
+        #expect(e == .exited(0))
+        let fds = Set(String(decoding: out, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) })
+        // `ls` itself opens the directory it lists, in its own process: the shell's table is what is listed.
+        #expect(fds == [0, 1, 2], "the child's descriptors: \(fds.sorted())")
+    }
 }

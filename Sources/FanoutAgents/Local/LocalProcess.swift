@@ -10,6 +10,20 @@ import Darwin
 /// Process groups of this coordinator that are still running.
 private let liveGroups = Mutex<Set<pid_t>>([])
 
+/// Held from creating a unit's pipes until its child is spawned (see `LocalProcess.start`).
+private let spawnLock = Mutex<Void>(())
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not export.
+private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+private let addCloseFrom: AddCloseFrom? = {
+    #if os(Linux)
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+    return unsafeBitCast(symbol, to: AddCloseFrom.self)
+    #else
+    return nil
+    #endif
+}()
+
 /// A child process in its own process group, with its output read on a dedicated thread (blocking reads must not
 /// occupy Swift's cooperative pool, which has only as many threads as cores).
 public final class LocalProcess: Sendable {
@@ -24,6 +38,15 @@ public final class LocalProcess: Sendable {
     /// Starts the command; `events` receives the output and exactly one ending.
     public static func start(_ command: Command, timeout: Double?,
                              events: AsyncStream<ProcessEvent>.Continuation) -> LocalProcess? {
+        // Units start concurrently. A pipe created on one thread must never be inherited by a child spawned on
+        // another: a unit whose write end lives on in some other test process sees no end of file until that
+        // process exits too (measured: a 5 s class reported as 7 s, its slot idle meanwhile). So the pipes are
+        // close-on-exec, made so under the lock every spawn takes, and the child closes every descriptor above 2.
+        spawnLock.withLock { _ in spawn(command, timeout: timeout, events: events) }
+    }
+
+    private static func spawn(_ command: Command, timeout: Double?,
+                              events: AsyncStream<ProcessEvent>.Continuation) -> LocalProcess? {
         var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
         guard pipe(&outPipe) == 0 else {
             events.yield(.ended(.failedToStart("pipe: \(String(cString: strerror(errno)))")))
@@ -36,6 +59,7 @@ public final class LocalProcess: Sendable {
             events.finish()
             return nil
         }
+        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -43,7 +67,11 @@ public final class LocalProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        for fd in [outPipe[0], outPipe[1], errPipe[0], errPipe[1]] { posix_spawn_file_actions_addclose(&actions, fd) }
+        if let closeFrom = addCloseFrom {
+            _ = closeFrom(&actions, 3) // whatever else this process has open (sockets, databases) stays here too
+        } else {
+            for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
