@@ -8,6 +8,7 @@ command -v swift >/dev/null 2>&1 || { echo "setup: swift is not on PATH (expecte
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 dpkg -s libssh2-1-dev >/dev/null 2>&1 || need+=(libssh2-1-dev)     # the SSH transport (libssh2 1.10)
+dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)           # OpenSSL headers: libssh2's crypto, told not to clean up at exit
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)                  # the local fleet of real sshd agents
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)

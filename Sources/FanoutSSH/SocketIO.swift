@@ -4,7 +4,12 @@ import Glibc
 #endif
 
 /// libssh2_init exactly once per process (it is not thread-safe); Swift runs global initialisers once, under a lock.
-private let libssh2InitResult: Int32 = libssh2_init(0)
+/// OpenSSL first, without its atexit clean-up: the process may exit (a finished command, Ctrl-C) while I/O threads
+/// still free their sessions, and those must not find libcrypto already torn down.
+private let libssh2InitResult: Int32 = {
+    _ = fanout_crypto_init_without_atexit()
+    return libssh2_init(0)
+}()
 
 func ensureLibSSH2Initialized() -> Bool { libssh2InitResult == 0 }
 

@@ -43,8 +43,17 @@ public enum AgentsCheck {
         } catch {
             return failed("\(error)")
         }
-        defer { Task { await connection.close() } }
         let connectTime = (ContinuousClock.now - start).seconds
+        let row = await inspect(connection, spec: spec, address: address, connectTime: connectTime,
+                                latencyRuns: latencyRuns, failed: failed)
+        // Closed before returning, never in the background: the command exits right after, and an I/O thread still
+        // tearing its session down while exit() runs would touch libcrypto after its cleanup.
+        await connection.close()
+        return row
+    }
+
+    private static func inspect(_ connection: SSHConnection, spec: SSHAgentSpec, address: String, connectTime: Double,
+                                latencyRuns: Int, failed: (String) -> Row) async -> Row {
         let swift = spec.swift ?? "$(command -v swift || echo /opt/swift/usr/bin/swift)"
         let probe = [
             "echo cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu)",
