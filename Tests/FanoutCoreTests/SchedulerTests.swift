@@ -18,6 +18,19 @@ import Testing
         #expect(s.isEmpty)
     }
 
+    @Test func batchesTakeTheLargestItemsThatFitAndLeaveTheSmallestForTheEnd() {
+        // Two slots, one batch per slot: a batch aims at 7.7 / 2 = 3.85 s. Behind the 3 s head, 2 and 1.5 do not fit,
+        // 0.5 does, then 0.4 would not (3.9) and 0.3 does. Filling from the small end instead would take 0.3 and 0.4,
+        // and the slots would end on the coarser 0.5.
+        let items = [("A", 3.0), ("B", 2.0), ("C", 1.5), ("D", 0.5), ("E", 0.4), ("F", 0.3)].map { item("M", $0.0, $0.1) }
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 2, overhead: 0, batchesPerSlot: 1))
+        #expect(s.next(now: 0)?.items.map(\.suite.name) == ["A", "D", "F"])
+        #expect(s.next(now: 0)?.items.map(\.suite.name) == ["B"])
+        #expect(s.next(now: 2)?.items.map(\.suite.name) == ["C"])
+        #expect(s.next(now: 3.5)?.items.map(\.suite.name) == ["E"])
+        #expect(s.isEmpty)
+    }
+
     @Test func everyItemIsHandedOutExactlyOnce() {
         var rng = SeededRandom(7)
         let items = (0..<500).map { item("M", "C\($0)", Double.random(in: 0.01...3, using: &rng)) }

@@ -47,8 +47,6 @@ public struct Scheduler: Sendable {
     private var queue: [WorkItem]
     private var taken: [Bool]
     private var cursor = 0
-    /// The last item not yet taken (batches are filled from this end: the smallest items).
-    private var back = -1
     /// Items that came back (crash leftovers, lost agents), kept longest first.
     private var returned: [WorkItem] = []
     private var remaining: Double
@@ -57,12 +55,17 @@ public struct Scheduler: Sendable {
 
     public init(items: [WorkItem], options: SchedulerOptions, firstUnitID: Int = 1) {
         self.options = options
-        let sorted = items.sorted(by: Self.longestFirst)
+        // Sorting indices moves 8-byte values instead of WorkItems (arrays and strings: retain/release on every
+        // swap); at 100,000 items that is 0.3 s against 0.01 s. Equal estimates fall back to the full order.
+        let order = items.indices.sorted { i, j in
+            let a = items[i].estimate, b = items[j].estimate
+            return a != b ? a > b : Self.longestFirst(items[i], items[j])
+        }
+        let sorted = order.map { items[$0] }
         queue = sorted
         taken = Array(repeating: false, count: sorted.count)
         remaining = sorted.reduce(0) { $0 + $1.estimate }
         pending = sorted.count
-        back = sorted.count - 1
         nextID = firstUnitID
         predictedEnd = Self.longestFirstMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
     }
@@ -186,11 +189,12 @@ public struct Scheduler: Sendable {
                 r += 1
             }
         }
-        // Fill from the tail: the smallest items pack the batch, and the large ones stay spread over the slots in
-        // longest-first order (filling with the next-largest items would stack big classes on one slot).
+        // Fill with the largest items that still fit (first fit, longest first): the smallest items stay at the end
+        // of the queue, where they balance the slots' last minutes. (Filling from the smallest end took them early
+        // and left coarse items for the end: 1.034 × LB against 1.010 in the 100,000-class simulation.)
         var looked = 0
-        var q = back
-        while q >= cursor, looked < options.fillWindow, total < limit {
+        var q = cursor
+        while q < queue.count, looked < options.fillWindow, total < limit {
             if !taken[q] {
                 looked += 1
                 if fits(queue[q]) {
@@ -198,7 +202,7 @@ public struct Scheduler: Sendable {
                     items.append(takeQueued(q))
                 }
             }
-            q -= 1
+            q += 1
         }
     }
 
@@ -214,7 +218,6 @@ public struct Scheduler: Sendable {
     private mutating func takeQueued(_ i: Int) -> WorkItem {
         taken[i] = true
         while cursor < queue.count, taken[cursor] { cursor += 1 }
-        while back >= cursor, back >= 0, taken[back] { back -= 1 }
         remaining -= queue[i].estimate
         pending -= 1
         return queue[i]
