@@ -58,7 +58,8 @@ import Testing
     }
 
     @Test func nothingIsSplitWhenEveryClassFitsItsShare() {
-        let items = (0..<10).map { item("M", "C\($0)", 1, tests: 5) }
+        // 12 classes of 1 s on 4 slots: three rounds, every slot ends together.
+        let items = (0..<12).map { item("M", "C\($0)", 1, tests: 5) }
         #expect(MethodSplitter(slots: 4).split(items, history: .empty("local")) == items)
     }
 
@@ -71,5 +72,41 @@ import Testing
         var whole = Scheduler(items: dominantSuite(), options: SchedulerOptions(slots: 4, overhead: 0.02))
         let (unsplit, _) = simulate(&whole)
         #expect(unsplit >= 20, "without the split the big class bounds the run")
+    }
+
+    /// 60 classes of 0.45 s (50 methods each) on 8 slots: 7.5 classes a slot, so whole classes leave half the slots
+    /// one class behind the others.
+    func evenSuite() -> [WorkItem] { (0..<60).map { item("M", "C\($0)", 0.45, tests: 50) } }
+
+    @Test func anUnevenLastRoundIsCutIntoPieces() {
+        let splitter = MethodSplitter(slots: 8, overhead: 0.02)
+        let split = splitter.split(evenSuite(), history: .empty("local"))
+        let cut = Set(split.filter { !$0.isWholeSuite }.map(\.suite))
+        #expect(cut.count == 8, "the 8 classes that run last are cut, the others stay whole: \(cut.count)")
+        #expect(split.filter(\.isWholeSuite).count == 52)
+        for suite in cut {
+            let pieces = split.filter { $0.suite == suite }
+            // The ideal end is (27 s + 60 start-ups) / 8 = 3.5 s; pieces aim at 1% of it, but at least 5 start-ups.
+            #expect(pieces.count == 4, "0.45 s in pieces of about 0.1 s: \(pieces.map(\.estimate))")
+            #expect(pieces.flatMap(\.tests).sorted() == (0..<50).map { "t\($0)" }.sorted(), "every method once")
+        }
+        var balanced = Scheduler(items: split, options: SchedulerOptions(slots: 8, overhead: 0.02))
+        let (makespan, _) = simulate(&balanced)
+        var whole = Scheduler(items: evenSuite(), options: SchedulerOptions(slots: 8, overhead: 0.02))
+        let (unbalanced, _) = simulate(&whole)
+        let ideal = (60 * 0.45 + Double(split.count) * 0.02) / 8
+        #expect(makespan <= ideal * 1.03, "\(makespan) against the ideal \(ideal)")
+        #expect(unbalanced >= 8 * 0.47 - 1e-9, "whole classes: half the slots run 8 of them (\(unbalanced))")
+    }
+
+    @Test func theTailCutHonoursKeepWhole() {
+        let split = MethodSplitter(slots: 8, overhead: 0.02).split(evenSuite(), history: .empty("local")) { _ in true }
+        #expect(split == evenSuite())
+    }
+
+    @Test func aBalancedRunKeepsItsClassesWhole() {
+        // 16 classes of 1 s on 8 slots: two rounds, nothing to gain.
+        let items = (0..<16).map { item("M", "C\($0)", 1, tests: 50) }
+        #expect(MethodSplitter(slots: 8, overhead: 0.02).split(items, history: .empty("local")) == items)
     }
 }

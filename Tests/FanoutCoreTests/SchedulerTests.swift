@@ -19,15 +19,26 @@ import Testing
     }
 
     @Test func batchesTakeTheLargestItemsThatFitAndLeaveTheSmallestForTheEnd() {
-        // Two slots, one batch per slot: a batch aims at 7.7 / 2 = 3.85 s. Behind the 3 s head, 2 and 1.5 do not fit,
-        // 0.5 does, then 0.4 would not (3.9) and 0.3 does. Filling from the small end instead would take 0.3 and 0.4,
-        // and the slots would end on the coarser 0.5.
-        let items = [("A", 3.0), ("B", 2.0), ("C", 1.5), ("D", 0.5), ("E", 0.4), ("F", 0.3)].map { item("M", $0.0, $0.1) }
-        var s = Scheduler(items: items, options: SchedulerOptions(slots: 2, overhead: 0, batchesPerSlot: 1))
-        #expect(s.next(now: 0)?.items.map(\.suite.name) == ["A", "D", "F"])
+        // Two slots, one batch per slot: a batch aims at 7.8 / 2 = 3.9 s, and longest-first predicts 3.9 s. Behind the
+        // 3 s head, 2 and 1.5 do not fit, 0.5 does, then 0.4 fills it. Filling from the small end instead would take
+        // 0.05, 0.05, 0.3 and 0.4, and the slots would end on the coarser 0.5.
+        let sizes = [("A", 3.0), ("B", 2.0), ("C", 1.5), ("D", 0.5), ("E", 0.4), ("F", 0.3), ("G", 0.05), ("H", 0.05)]
+        var s = Scheduler(items: sizes.map { item("M", $0.0, $0.1) },
+                          options: SchedulerOptions(slots: 2, overhead: 0, batchesPerSlot: 1))
+        #expect(s.next(now: 0)?.items.map(\.suite.name) == ["A", "D", "E"])
+    }
+
+    @Test func theSmallestItemsAreKeptForTheLastRound() {
+        // A batch behind A aims at 3.4 / 2 = 1.7 s: 0.2 pads it, but the two smallest items (one per slot) never pad
+        // a batch: they run last, alone, and even out the slots' ends.
+        let sizes = [("A", 1.0), ("B", 1.0), ("C", 1.0), ("D", 0.2), ("E", 0.1), ("F", 0.1)]
+        var s = Scheduler(items: sizes.map { item("M", $0.0, $0.1) },
+                          options: SchedulerOptions(slots: 2, overhead: 0, batchesPerSlot: 1))
+        #expect(s.next(now: 0)?.items.map(\.suite.name) == ["A", "D"])
         #expect(s.next(now: 0)?.items.map(\.suite.name) == ["B"])
-        #expect(s.next(now: 2)?.items.map(\.suite.name) == ["C"])
-        #expect(s.next(now: 3.5)?.items.map(\.suite.name) == ["E"])
+        #expect(s.next(now: 1)?.items.map(\.suite.name) == ["C"])
+        #expect(s.next(now: 1.2)?.items.map(\.suite.name) == ["E"])
+        #expect(s.next(now: 1.3)?.items.map(\.suite.name) == ["F"])
         #expect(s.isEmpty)
     }
 

@@ -25,6 +25,8 @@ import Testing
         #expect(perDestination["debug"] == perDestination["release"] && (perDestination["debug"] ?? 0) > 0)
         #expect(Set(first.report.units.map(\.destination)) == ["debug", "release"])
 
+        // Whole classes, so that each class's estimate is its own (splitting estimates pieces from method history).
+        s.splitClasses = false
         let second = try await Coordinator(settings: s).run()
         for c in second.report.classes {
             #expect(c.estimateSource.hasPrefix("history"), "\(c.destination) \(c.suite): \(c.estimateSource)")
