@@ -268,9 +268,9 @@ enum MarkdownReport {
                 Where the planning time goes (\(sims[0].failedAgents == 0 ? "first row" : "first case")): \
                 `Scheduler.init` takes \(f3(sims[0].schedulerInitSeconds)) s, of which predicting plain longest-first's \
                 end is \(f3(sims[0].longestFirstMakespanSeconds)) s; on items already in longest-first order the same init \
-                takes \(f3(sims[0].initPresortedSeconds)) s, so its sort of the WorkItem values costs about \
-                \(f3(sims[0].schedulerInitSeconds - sims[0].initPresortedSeconds)) s (sorting (estimate, index) keys \
-                instead: \(f3(sims[0].sortKeysSeconds)) s). `plan()` takes \(f3(sims[0].planSeconds)) s for \
+                takes \(f3(sims[0].initPresortedSeconds)) s, so its sort (of indices, by estimate) costs about \
+                \(f3(sims[0].schedulerInitSeconds - sims[0].initPresortedSeconds)) s (sorting bare (estimate, index) \
+                keys: \(f3(sims[0].sortKeysSeconds)) s). `plan()` takes \(f3(sims[0].planSeconds)) s for \
                 \(sims[0].units) units; with `fillWindow` 1 (a pull looks at one queued item to fill its batch, default \
                 256) it takes \(f3(sims[0].planFillWindow1Seconds)) s.
 

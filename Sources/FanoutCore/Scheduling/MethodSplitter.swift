@@ -55,7 +55,7 @@ public struct MethodSplitter: Sendable, Hashable {
             let count = min(item.tests.count, Int((item.estimate / piece).rounded(.down)))
             // Only classes timed before: a guess (test count, another destination) is no basis for cutting.
             guard case .history = item.source, count >= 2, !keepWhole(item.suite), !item.exclusive else { continue }
-            pieces[i] = groups(of: item, count: count, history: history)
+            pieces[i] = groups(of: item, count: count, methods: methodEstimates(item, history: history))
         }
         guard !pieces.isEmpty else { return items }
         return items.indices.flatMap { pieces[$0] ?? [items[$0]] }
@@ -76,17 +76,17 @@ public struct MethodSplitter: Sendable, Hashable {
     }
 
     func groups(of item: WorkItem, share: Double, history: TimingHistory) -> [WorkItem] {
-        let estimates = methodEstimates(item, history: history).estimates
-        let classTotal = estimates.reduce(0, +)
-        let longest = estimates.max() ?? 0
+        let methods = methodEstimates(item, history: history)
+        let classTotal = methods.estimates.reduce(0, +)
+        let longest = methods.estimates.max() ?? 0
         let target = max(share / 2, longest, overhead * 10)
         let count = min(item.tests.count, max(2, Int((classTotal / target).rounded(.up))))
-        return groups(of: item, count: count, history: history)
+        return groups(of: item, count: count, methods: methods)
     }
 
     /// The class's methods in `count` groups of near-equal estimates.
-    func groups(of item: WorkItem, count: Int, history: TimingHistory) -> [WorkItem] {
-        let (estimates, known) = methodEstimates(item, history: history)
+    func groups(of item: WorkItem, count: Int, methods: (estimates: [Double], known: Int)) -> [WorkItem] {
+        let (estimates, known) = methods
         // Longest method first into the lightest group; each group keeps the binary's order of its tests.
         var bins = Array(repeating: (sum: 0.0, tests: [Int]()), count: count)
         for i in estimates.indices.sorted(by: { (estimates[$0], $1) > (estimates[$1], $0) }) {
