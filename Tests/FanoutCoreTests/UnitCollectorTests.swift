@@ -106,6 +106,24 @@ import Testing
         #expect(ended?.1.issues.count == 2)
     }
 
+    /// A crash is inferred only when the process died in the test: a test that ended by itself (it caught a trap
+    /// and passed) passed, whatever a parser guessed before its end, and its process's exit 0 is a clean end.
+    @Test func aTestThatEndedByItselfDidNotCrash() {
+        var c = UnitCollector(unit: WorkUnit(id: 1, items: [b]), agent: "local")
+        let t0 = id("B", 0), t1 = id("B", 1)
+        c.consume(.started(t0))
+        c.consume(.issue(t0, Issue(kind: .crash, message: "Precondition failed: caught by the test")))
+        let ended = c.consume(.ended(t0, .passed, duration: 0.1, reason: nil))
+        #expect(ended?.1.outcome == .passed)
+        #expect(ended?.1.issues.isEmpty == true)
+        c.consume(.started(t1))
+        c.consume(.ended(t1, .passed, duration: 0.1, reason: nil))
+        let r = c.finish(.exited(0), diagnostics: "B.swift:3: Precondition failed: caught by the test")
+        #expect(r.attempts.count == 2)
+        #expect(r.attempts.values.allSatisfy { $0.outcome == .passed })
+        #expect(r.problem == nil && r.leftovers.isEmpty && r.missing.isEmpty)
+    }
+
     @Test func skipReasonIsKeptAndAllSkippedClassesDoNotTeachHistory() {
         var c = UnitCollector(unit: WorkUnit(id: 1, items: [b]), agent: "local")
         for t in b.testIDs {

@@ -115,6 +115,62 @@ import Testing
         #expect(trap.location == SourceLocation(file: "IntegrationTests/WorkerPoolTests.swift", line: 19))
     }
 
+    /// A test that trips a precondition, catches the trap (signal handler, as precondition-testing libraries do)
+    /// and passes: XCTest says passed and exits 0, so it passed. The trap line on stderr is no verdict.
+    @Test func aTrapThatTheTestSurvivedIsNoIssue() throws {
+        let u = unit([("DemoKitTests", "PreconditionRecoveryTests")])
+        let stdout = try Captures.bytes("xctest-trap-recovered.stdout")
+        let stderr = try Captures.bytes("xctest-trap-recovered.stderr")
+        // Both orders in which two pipes can arrive: stderr after all of stdout, and each trap line while its test runs.
+        let late = parse(XCTestOutputParser(unit: u), stdout: stdout, stderr: stderr)
+        var p = XCTestOutputParser(unit: u)
+        var live: [TestEvent] = []
+        let errLines = String(decoding: stderr, as: UTF8.self).split(separator: "\n").map { Array("\($0)\n".utf8) }
+        #expect(errLines.count == 2)
+        for line in String(decoding: stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            live += p.consume(stdout: Array("\(line)\n".utf8))
+            if line.contains("testRuntimeLikeLines") && line.contains("started") { live += p.consume(stderr: errLines[0]) }
+            if line.contains("testZeroCapacity") && line.contains("started") { live += p.consume(stderr: errLines[1]) }
+        }
+        live += p.finish()
+        for events in [late, live] {
+            #expect(events.ended.count == 2)
+            #expect(events.ended.allSatisfy { $0.1 == .passed })
+            #expect(events.issues.isEmpty, "a survived trap is context in the log, not an issue: \(events.issues)")
+        }
+    }
+
+    /// The trap line can reach the parser before the crashing test's `started` line (two pipes): it still names
+    /// the test that died.
+    @Test func aTrapSeenBeforeItsTestStartedStillExplainsTheCrash() throws {
+        let u = unit([("IntegrationTests", "JobQueueTests"), ("IntegrationTests", "WorkerPoolTests")])
+        var p = XCTestOutputParser(unit: u)
+        let stdout = String(decoding: try Captures.bytes("xctest-crash.stdout"), as: UTF8.self)
+        let lastStart = try #require(stdout.range(of: "Test Case 'WorkerPoolTests.testEnqueueRespectsPriority' started"))
+        var events = p.consume(stdout: Array(stdout[..<lastStart.lowerBound].utf8))
+        events += p.consume(stderr: try Captures.bytes("xctest-crash.stderr"))
+        events += p.consume(stdout: Array(stdout[lastStart.lowerBound...].utf8))
+        events += p.finish()
+        let crashed = TestID(module: "IntegrationTests", suite: "WorkerPoolTests", name: "testEnqueueRespectsPriority")
+        #expect(events.issues.count == 1)
+        let (id, trap) = try #require(events.issues.first)
+        #expect(id == crashed)
+        #expect(trap.kind == .crash && trap.message == "Fatal error: deliberate crash")
+    }
+
+    /// A trap line printed by a test that then ended, followed by a test that passed: nothing is reported.
+    @Test func aTrapLineIsForgottenOnceItsTestEnds() {
+        var p = XCTestOutputParser(suites: [SuiteID(module: "", name: "C")])
+        var events = p.consume(stdout: Array("Test Case 'C.testA' started at 2026-11-21 22:08:59.505\n".utf8))
+        events += p.consume(stderr: Array("/p/C.swift:3: Precondition failed: caught\n".utf8))
+        events += p.consume(stdout: Array("Test Case 'C.testA' passed (0.001 seconds)\n".utf8))
+        events += p.consume(stdout: Array("Test Case 'C.testB' started at 2026-11-21 22:08:59.506\n".utf8))
+        events += p.consume(stdout: Array("Test Case 'C.testB' passed (0.001 seconds)\n".utf8))
+        events += p.finish()
+        #expect(events.issues.isEmpty)
+        #expect(events.ended.map(\.1) == [.passed, .passed])
+    }
+
     @Test func sameNamedClassesMapToTheModuleOfTheirUnit() throws {
         let stdout = try Captures.bytes("xctest-same-name.stdout")
         let a = parse(XCTestOutputParser(unit: unit([("IntegrationTests", "SharedNameTests")])), stdout: stdout)

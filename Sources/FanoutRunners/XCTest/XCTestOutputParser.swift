@@ -9,6 +9,12 @@ public struct XCTestOutputParser: OutputParser {
     private var errorLines = LineBuffer()
     /// The test that started and has not ended: a runtime trap on standard error belongs to it.
     private var running: TestID?
+    /// A runtime trap line seen while this test ran. It becomes an issue only if the test never ends (the process
+    /// died in it): a test that traps, catches the trap (precondition-testing libraries do) and then passes, passed.
+    private var trap: (test: TestID, issue: Issue)?
+    /// A trap line seen while no test was running as far as the parser knew: standard error and standard output are
+    /// separate pipes, so the line can arrive before the crashing test's `started` line.
+    private var unclaimedTrap: Issue?
     private let suites: [String: SuiteID]
     /// An issue waits here for continuation lines (multi-line assertion messages) until the next known line.
     private var pendingIssue: (TestID, Issue, extraLines: Int)?
@@ -34,14 +40,15 @@ public struct XCTestOutputParser: OutputParser {
         return events
     }
 
-    /// Standard error carries the Swift runtime's last words before a trap (`File.swift:19: Fatal error: …`):
-    /// they become an issue of the running test, so a crash report says why and where.
+    /// Standard error carries the Swift runtime's last words before a trap (`File.swift:19: Fatal error: …`).
+    /// They are held, not reported: only if the process dies while the test runs do they become its crash issue (in
+    /// `finish()`), so a crash report says why and where. A trap line is no verdict: the test's own end line is.
     public mutating func consume(stderr chunk: [UInt8]) -> [TestEvent] {
-        var events: [TestEvent] = []
         for line in errorLines.append(chunk) {
-            if let running, let issue = Self.runtimeTrap(line) { events.append(.issue(running, issue)) }
+            guard let issue = Self.runtimeTrap(line) else { continue }
+            if let running { trap = (running, issue) } else { unclaimedTrap = issue }
         }
-        return events
+        return []
     }
 
     static let trapMarkers = [": Fatal error: ", ": Precondition failed: ", ": Assertion failed: ", "Fatal error: "]
@@ -56,10 +63,17 @@ public struct XCTestOutputParser: OutputParser {
         return nil
     }
 
+    /// The process ended. A test still running died with it: the trap line seen during it (if any) says why.
     public mutating func finish() -> [TestEvent] {
         var events: [TestEvent] = []
         if let last = lines.flush() { parse(last, into: &events) }
+        if let line = errorLines.flush(), let issue = Self.runtimeTrap(line) {
+            if let running { trap = (running, issue) } else { unclaimedTrap = issue }
+        }
         flushIssue(into: &events)
+        if let running, let issue = trap?.test == running ? trap?.issue : unclaimedTrap {
+            events.append(.issue(running, issue))
+        }
         return events
     }
 
@@ -108,6 +122,9 @@ public struct XCTestOutputParser: OutputParser {
             return
         }
         running = nil
+        // The test ended by itself: a trap line seen meanwhile was caught and survived (it stays in the unit's log).
+        trap = nil
+        unclaimedTrap = nil
         let status: TestStatus
         if tail.hasPrefix("passed") { status = .passed }
         else if tail.hasPrefix("failed") { status = .failed }

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // DemoSuite: a fixture package for Fanout. It imitates a real, long, unevenly
-// timed test suite (XCTest + Swift Testing). No dependencies on purpose.
+// timed test suite (XCTest + Swift Testing). No dependencies on purpose (TrapCatcher is its own small C target).
 import PackageDescription
 
 let package = Package(
@@ -10,7 +10,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "DemoKit"),
-        .testTarget(name: "DemoKitTests", dependencies: ["DemoKit"]),
+        // Catches a trap the way precondition-testing libraries do (signal handler + siglongjmp).
+        .target(name: "TrapCatcher"),
+        .testTarget(name: "DemoKitTests", dependencies: ["DemoKit", "TrapCatcher"]),
         .testTarget(name: "IntegrationTests", dependencies: ["DemoKit"]),
     ]
 )
