@@ -36,6 +36,28 @@ import Testing
         #expect(report.timing.efficiency >= 1 - 1e-9 || report.timing.lowerBound == 0)
     }
 
+    /// A first run (no history) runs the 8-test DatabaseMigrationTests whole, so over the classes as scheduled the
+    /// run cannot beat that class. The report's LB comes from the tests alone and is lower; efficiency is against it.
+    @Test func theLowerBoundComesFromPerTestDurationsNotFromHowClassesWereGrouped() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let settings = demoSettings(bundle: bundle, dir: dir,
+                                    filters: ["DatabaseMigrationTests", "Checkout", "CacheStress", "LargeInput", "Arithmetic"],
+                                    env: ["DEMO_LATENCY_SCALE": "0.25"], slots: 8)
+        let report = try await Coordinator(settings: settings).run().report
+        #expect(report.classes.allSatisfy { $0.estimateSource.hasPrefix("no history") })
+        let migration = try #require(report.classes.first { $0.suite.name == "DatabaseMigrationTests" }?.actual)
+        // Recomputed here from the report's own per-test durations: max(total / slots, longest test).
+        let durations = report.results.flatMap { $0.attempts.map(\.duration) }
+        #expect(durations.count == report.results.count && durations.count >= 20)
+        let expected = max(durations.reduce(0, +) / 8, durations.max() ?? 0)
+        #expect(abs(report.timing.lowerBound - expected) < 1e-6)
+        let classBound = try #require(report.timing.classLowerBound)
+        #expect(classBound >= migration - 1e-9, "the class ran whole: over classes the run could not beat it")
+        #expect(report.timing.lowerBound < migration * 0.9, "LB \(report.timing.lowerBound) vs class \(migration)")
+        #expect(abs(report.timing.efficiency - report.timing.makespan / report.timing.lowerBound) < 1e-9)
+    }
+
     @Test func secondRunPlansFromHistory() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

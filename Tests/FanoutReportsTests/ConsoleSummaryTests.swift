@@ -131,8 +131,18 @@ import Testing
     @Test func timingComparesPredictionWithReality() {
         let text = plain
         #expect(text.contains("makespan     13.5 s actual, 12.3 s predicted"))
-        #expect(text.contains("lower bound  11.0 s (LB, from this run's durations) · efficiency 1.23 = makespan / LB"))
+        #expect(text.contains("lower bound  11.0 s (LB, from this run's per-test durations) · efficiency 1.23 = makespan / LB"))
         #expect(text.contains("wall         75.5 s, of which preparation (build, discovery) 21.4 s"))
+    }
+
+    /// A long class that ran whole bounds the run above its tests' own bound: the summary says so.
+    @Test func aWholeClassThatHeldTheRunUpIsNamed() {
+        #expect(!plain.contains("over the classes and pieces as scheduled"), "no class line when both bounds agree")
+        var long = report
+        long.timing = Timing(wall: 30, preparation: 1, makespan: 21.9, lowerBound: 9.7, classLowerBound: 21.9)
+        let text = ConsoleSummary(color: false).render(long)
+        #expect(text.contains("lower bound  9.70 s (LB, from this run's per-test durations) · efficiency 2.26 = makespan / LB"))
+        #expect(text.contains("21.9 s over the classes and pieces as scheduled"))
     }
 
     @Test func measurementsShowAverageDeviationAndCount() {

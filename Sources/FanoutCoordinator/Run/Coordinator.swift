@@ -391,10 +391,20 @@ public final class Coordinator: Sendable {
         }
         let firstStart = all.map(\.startedAt).min() ?? now
         let lastEnd = finished.map(\.endedAt).max() ?? now
-        // The longest piece of work that was scheduled as one (a whole class, or a group of a split class).
+        // The honest bound comes from the tests alone; the class-level one (over the pieces scheduled as one: a
+        // whole class, or a group of a split class) says how well the chosen units were placed.
+        let serving = Dictionary(uniqueKeysWithValues: prepared.destinations.map { spec in
+            (spec.name, transports.filter { usable.contains($0.name) && !served(by: $0, of: [spec]).isEmpty }
+                .reduce(0) { $0 + $1.slots })
+        })
+        let testWork = results.flatMap { r in
+            r.attempts.map { MeasuredLowerBound.Work(destination: r.destination, seconds: $0.duration) }
+        }
+        let lowerBound = MeasuredLowerBound.perTest(testWork, slots: prepared.slots, slotsServing: serving)
         let actuals = classes.compactMap(\.actual)
         let longestPiece = finished.flatMap { $0.result.suiteDurations.values }.max() ?? 0
-        let lowerBound = Scheduler.lowerBound(work: actuals.reduce(0, +), longest: longestPiece, slots: prepared.slots)
+        let classLowerBound = max(lowerBound,
+                                  Scheduler.lowerBound(work: actuals.reduce(0, +), longest: longestPiece, slots: prepared.slots))
         let counts = Counts(results.map(\.outcome))
         let infrastructure = counts.notRun > 0 || usable.isEmpty
             || finished.contains { $0.result.problem != nil }
@@ -420,7 +430,7 @@ public final class Coordinator: Sendable {
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
             units: units, classes: classes, results: results, measurements: measurements, warnings: warnings,
             timing: Timing(wall: now, preparation: firstStart, makespan: max(0, lastEnd - firstStart),
-                           lowerBound: lowerBound),
+                           lowerBound: lowerBound, classLowerBound: classLowerBound),
             exitCode: exit.rawValue)
 
         // Measurements judged against the baselines of their own destination and hardware class.

@@ -209,17 +209,23 @@ public struct Timing: Codable, Sendable, Hashable {
     public var preparation: Double
     /// Seconds from the first unit's start to the last unit's end.
     public var makespan: Double
-    /// The lower bound computed from the durations measured in this run: max(work / slots, longest piece of work
-    /// scheduled as one — a whole class, or a group of methods of a split class).
+    /// The lower bound from this run's per-TEST durations: max(total test time / slots, the longest single test,
+    /// each destination's test time / the slots serving it). It does not depend on how Fanout grouped the tests:
+    /// no schedule, not even one that runs every test in a process of its own, ends sooner.
     public var lowerBound: Double
+    /// The same bound over the pieces of work Fanout scheduled as one (a whole class, or a group of methods of a
+    /// split class): how close the run came to the best schedule of the units it chose. Never below `lowerBound`.
+    /// Absent in reports written before it existed.
+    public var classLowerBound: Double?
     /// makespan / lowerBound (1.0 is perfect).
     public var efficiency: Double
 
-    public init(wall: Double, preparation: Double, makespan: Double, lowerBound: Double) {
+    public init(wall: Double, preparation: Double, makespan: Double, lowerBound: Double, classLowerBound: Double? = nil) {
         self.wall = wall
         self.preparation = preparation
         self.makespan = makespan
         self.lowerBound = lowerBound
+        self.classLowerBound = classLowerBound
         self.efficiency = lowerBound > 0 ? makespan / lowerBound : 1
     }
 }

@@ -211,9 +211,14 @@ public struct ConsoleSummary: Sendable {
             + "predicted (plan: lower bound \(formatSeconds(plan.lowerBound)), \(formatSeconds(plan.totalEstimate)) "
             + "of work on \(plan.slots) slot\(plan.slots == 1 ? "" : "s"))",
             indent: "  ", continuation: "               ")
-        out.wrapped("lower bound  \(formatSeconds(t.lowerBound)) (LB, from this run's durations) · efficiency "
+        out.wrapped("lower bound  \(formatSeconds(t.lowerBound)) (LB, from this run's per-test durations) · efficiency "
             + "\(String(format2: t.efficiency)) = makespan / LB",
             indent: "  ", continuation: "               ")
+        // A class that ran whole can hold the run up: say so when the units as scheduled bound it higher.
+        if let cls = t.classLowerBound, cls > t.lowerBound * 1.02 + 0.05 {
+            out.wrapped("             \(formatSeconds(cls)) over the classes and pieces as scheduled: whole classes "
+                + "held the run up (history splits them next time)", indent: "  ", continuation: "               ")
+        }
         out.wrapped("wall         \(formatSeconds(t.wall)), of which preparation (build, discovery) "
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
     }
