@@ -4,6 +4,8 @@
 # release build, side by side in one report). The fleet is stopped at the end, by PID.
 # Run it twice: the second run plans from the timing history of the first and shows estimated vs actual per class.
 #   scripts/demo.sh [--local] [fanout run options…]     (--local: local worker slots instead of the SSH fleet)
+# Environment (for tests; a person needs none): FANOUT_DEMO_FANOUT=PATH uses that fanout executable instead of building
+# one; FANOUT_DEMO_FLEET_DIR and FANOUT_DEMO_PORT move the fleet (default /tmp/fanout-demo-fleet, ports 2222+).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -16,17 +18,26 @@ if [[ $mode == fleet && $(id -u) -ne 0 ]]; then
 fi
 
 bash scripts/setup.sh
-echo "== building Fanout"
-swift build --product fanout 2>&1 | tail -1
-fanout="$(swift build --show-bin-path)/fanout"
+if [[ -n ${FANOUT_DEMO_FANOUT:-} ]]; then
+  fanout=$FANOUT_DEMO_FANOUT
+  [[ -x $fanout ]] || { echo "demo: FANOUT_DEMO_FANOUT=$fanout is not an executable" >&2; exit 2; }
+else
+  echo "== building Fanout"
+  swift build --product fanout 2>&1 | tail -1
+  fanout="$(swift build --show-bin-path)/fanout"
+fi
 
 args=(run --package Tests/Fixtures/DemoSuite)
 if [[ $mode == fleet ]]; then
-  fleet=/tmp/fanout-demo-fleet
+  fleet=${FANOUT_DEMO_FLEET_DIR:-/tmp/fanout-demo-fleet}
   echo "== starting 4 sshd agents on 127.0.1.1-4 (Agents/local-fleet/up.sh)"
   bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true
   # --hide: the agents must not see this build tree, so deployment is really tested (nothing read from here).
-  config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port 2222 --slots 2 --hide "$root/Tests/Fixtures/DemoSuite/.build" | tail -n1)
+  # On a fresh clone the suite's build folder does not exist yet (fanout builds it below): make it, so that it
+  # can be hidden now and stays hidden once the build fills it.
+  mkdir -p "$root/Tests/Fixtures/DemoSuite/.build"
+  config=$(bash Agents/local-fleet/up.sh 4 --dir "$fleet" --port "${FANOUT_DEMO_PORT:-2222}" --slots 2 \
+    --hide "$root/Tests/Fixtures/DemoSuite/.build" | tail -n1)
   trap 'bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true' EXIT
   # The fleet's agents plus two destinations: each build setting is built once and deployed as its own product.
   cp "$config" "$fleet/demo.yml"

@@ -94,7 +94,7 @@ hidden=
 for h in "${hide[@]}"; do
   [[ $h == /* && $h =~ ^/[A-Za-z0-9._/-]+$ ]] || fleet_die "--hide '$h': give an absolute path of letters, digits and . _ - /"
   h=$(realpath -m -- "$h")
-  [[ -d $h ]] || fleet_die "--hide $h: no such directory"
+  [[ -d $h ]] || fleet_die "--hide $h: no such directory (a build folder that does not exist yet: mkdir -p it first, then it stays hidden once filled)"
   [[ $h != / && $dir/ != "$h"/* && $toolchain/ != "$h"/* && $FLEET_SSHD != "$h"/* ]] ||
     fleet_die "--hide $h would hide the fleet dir, the toolchain or sshd itself"
   hidden+="${hidden:+ }$h"
