@@ -69,14 +69,17 @@ enum FrameworkVerdicts {
             guard case .exited(let code) = ending, code == 0 || code == 1 else {
                 throw TestFailure("\(qualified) ended \(ending) when run by itself")
             }
-            for line in String(decoding: out, as: UTF8.self).split(separator: "\n") {
-                // Test Case 'Class.method' passed (0.001 seconds)
-                guard line.hasPrefix("Test Case '"), let close = line.range(of: "' ", options: .backwards) else { continue }
-                let name = line[line.index(line.startIndex, offsetBy: 11)..<close.lowerBound]
-                let status = line[close.upperBound...].prefix { $0 != " " }
-                guard ["passed", "failed", "skipped"].contains(status), let dot = name.lastIndex(of: ".") else { continue }
-                verdicts["\(module).\(name[..<dot])/\(name[name.index(after: dot)...])"] = String(status)
+            // `Test Case 'Class.method' passed (0.001 seconds)`, wherever it stands in its line: a test that prints
+            // without a final newline has XCTest's line glued to its text.
+            let text = String(decoding: out, as: UTF8.self)
+            var ran = 0
+            for match in text.matches(of: /Test Case '([^' ]+)\.([^' .]+)' (passed|failed|skipped) \(/) {
+                verdicts["\(module).\(match.output.1)/\(match.output.2)"] = String(match.output.3)
+                ran += 1
             }
+            // XCTest's own count of the tests it ran must agree with what was read.
+            let executed = text.matches(of: /Executed (\d+) tests?, with/).last.flatMap { Int($0.output.1) }
+            #expect(executed == ran, "\(qualified): XCTest says it executed \(executed ?? -1) tests, \(ran) were read")
         }
 
         // Swift Testing: its JSON event stream. A test failed when an issue that is a failure was recorded in it.

@@ -140,6 +140,30 @@ import Testing
         }
     }
 
+    /// Tests that print without a final newline glue XCTest's own `Test Case '…' passed` line to their text (real
+    /// capture: a progress line, a bare "\r", the words "Test Case " themselves). Every test still ends, passed.
+    @Test func xctestLinesGluedToATestsOwnOutputStillCount() throws {
+        let u = unit([("DemoKitTests", "ConsoleNoiseTests")])
+        let events = parse(XCTestOutputParser(unit: u), stdout: try Captures.bytes("xctest-console-noise.stdout"),
+                           stderr: try Captures.bytes("xctest-console-noise.stderr"))
+        #expect(events.started.count == 2)
+        #expect(events.ended.count == 2)
+        #expect(events.ended.allSatisfy { $0.1 == .passed && $0.0.suite.module == "DemoKitTests" })
+        #expect(events.issues.isEmpty)
+        // Glued start lines too, and an assertion message that quotes an XCTest line stays an assertion.
+        var p = XCTestOutputParser(suites: [SuiteID(module: "", name: "C")])
+        var more = p.consume(stdout: Array("""
+            50%...Test Case 'C.testA' started at 2026-11-21 22:08:59.505
+            /p/C.swift:7: error: C.testA : XCTAssertEqual failed: ("Test Case 'x' passed (1 seconds)") is not equal to ("")
+            fetch error: Test Case 'C.testA' failed (0.002 seconds)
+
+            """.utf8))
+        more += p.finish()
+        #expect(more.started.count == 1)
+        #expect(more.ended.map(\.1) == [.failed])
+        #expect(more.issues.count == 1 && more.issues.first?.1.kind == .assertion)
+    }
+
     /// The trap line can reach the parser before the crashing test's `started` line (two pipes): it still names
     /// the test that died.
     @Test func aTrapSeenBeforeItsTestStartedStillExplainsTheCrash() throws {

@@ -93,15 +93,19 @@ public struct XCTestOutputParser: OutputParser {
         } else if line.hasPrefix("\t Executed ") || line.hasPrefix("\tExecuted ") || line.hasPrefix(" Executed ") {
             flushIssue(into: &events)
             parseExecuted(line, into: &events)
-        } else if let r = line.range(of: ": Test Case '") {
+        } else if let r = line.range(of: ": Test Case '"), line[r.upperBound...].contains("' measured [") {
             flushIssue(into: &events)
             parseMeasurement(location: line[..<r.lowerBound], rest: line[r.upperBound...], into: &events)
-        } else if let r = line.range(of: ": error: ") {
+        } else if let r = line.range(of: ": error: "), let issue = issue(location: line[..<r.lowerBound], rest: line[r.upperBound...]) {
             flushIssue(into: &events)
-            parseIssue(location: line[..<r.lowerBound], rest: line[r.upperBound...])
-        } else if let r = line.range(of: " : Test skipped") {
+            pendingIssue = (issue.0, issue.1, 0)
+        } else if let r = line.range(of: " : Test skipped"), let skip = skip(head: line[..<r.lowerBound], reason: line[r.upperBound...]) {
             flushIssue(into: &events)
-            parseSkip(head: line[..<r.lowerBound], reason: line[r.upperBound...])
+            pendingSkipReason[skip.0] = skip.1
+        } else if let r = Self.gluedXCTestLine(line) {
+            // A test printed without a final newline (`print(…, terminator: "")`, a progress line, a bare "\r"), so
+            // XCTest's own line follows its text on the same line. The text is the test's; the rest is XCTest's.
+            parse(String(line[r...]), into: &events)
         } else if var pending = pendingIssue, pending.extraLines < 200 {
             // Drop the stored copy first: a shared message would be copied whole on every line (quadratic).
             pendingIssue = nil
@@ -155,27 +159,27 @@ public struct XCTestOutputParser: OutputParser {
         if let total { events.append(.suiteEnded(suite, duration: total)) }
     }
 
-    /// `/path/File.swift:7: error: Class.testX : XCTAssertEqual failed: ...`
-    private mutating func parseIssue(location: Substring, rest: Substring) {
-        guard let sep = rest.range(of: " : ") else { return }
-        guard let id = testID(rest[..<sep.lowerBound]) else { return }
+    /// `/path/File.swift:7: error: Class.testX : XCTAssertEqual failed: ...`; nil when the line is not one.
+    private func issue(location: Substring, rest: Substring) -> (TestID, Issue)? {
+        guard let sep = rest.range(of: " : ") else { return nil }
+        guard let id = testID(rest[..<sep.lowerBound]) else { return nil }
         let message = String(rest[sep.upperBound...])
         let kind: Issue.Kind
         if message.hasPrefix("Asynchronous wait failed") { kind = .expectationTimeout }
         else if message.hasPrefix("threw error") { kind = .thrown }
         else { kind = .assertion }
-        pendingIssue = (id, Issue(kind: kind, message: message, location: Self.location(location)), 0)
+        return (id, Issue(kind: kind, message: message, location: Self.location(location)))
     }
 
-    /// `/path/File.swift:8: Class.testX : Test skipped - reason`
-    private mutating func parseSkip(head: Substring, reason: Substring) {
+    /// `/path/File.swift:8: Class.testX : Test skipped - reason` → the test and its reason; nil when not one.
+    private func skip(head: Substring, reason: Substring) -> (TestID, String)? {
         // head is `/path/File.swift:8: Class.testX`
-        guard let r = head.range(of: ": ", options: .backwards), let id = testID(head[r.upperBound...]) else { return }
+        guard let r = head.range(of: ": ", options: .backwards), let id = testID(head[r.upperBound...]) else { return nil }
         // ` - why` (XCTSkip) or `: required false value but got true - why` (XCTSkipIf/Unless): keep the why.
         var text = reason
         if text.hasPrefix(":"), let dash = text.range(of: " - ") { text = text[dash.upperBound...] }
         if text.hasPrefix(" - ") { text = text.dropFirst(3) }
-        pendingSkipReason[id] = String(text.trimmingSpaces())
+        return (id, String(text.trimmingSpaces()))
     }
 
     /// `/path/File.swift:7: Test Case 'C.m' measured [Time, seconds] average: 0.005, relative standard deviation:
@@ -218,6 +222,25 @@ public struct XCTestOutputParser: OutputParser {
     }
 
     // MARK: - Names and places
+
+    /// Where XCTest's own `Test Case '…'` / `Test Suite '…'` line starts inside a line that begins with a test's
+    /// unterminated output. Only a line that reads as a whole XCTest line from there counts.
+    static func gluedXCTestLine(_ line: String) -> String.Index? {
+        for marker in ["Test Case '", "Test Suite '"] {
+            var search = line.startIndex..<line.endIndex
+            // A few tries per line: a line of test output that repeats the marker must not cost quadratic time.
+            for _ in 0..<4 {
+                guard let r = line.range(of: marker, range: search) else { break }
+                let tail = line[r.upperBound...]
+                if r.lowerBound != line.startIndex, let close = tail.range(of: "' "),
+                   ["started", "passed", "failed", "skipped"].contains(where: { tail[close.upperBound...].hasPrefix($0) }) {
+                    return r.lowerBound
+                }
+                search = r.upperBound..<line.endIndex
+            }
+        }
+        return nil
+    }
 
     /// `Class.method` → the module-qualified test id (the last dot separates class and method).
     private func testID(_ name: Substring) -> TestID? {
