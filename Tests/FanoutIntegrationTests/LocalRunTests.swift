@@ -41,9 +41,10 @@ import Testing
     @Test func theLowerBoundComesFromPerTestDurationsNotFromHowClassesWereGrouped() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
-        let settings = demoSettings(bundle: bundle, dir: dir,
+        var settings = demoSettings(bundle: bundle, dir: dir,
                                     filters: ["DatabaseMigrationTests", "Checkout", "CacheStress", "LargeInput", "Arithmetic"],
                                     env: ["DEMO_LATENCY_SCALE": "0.25"], slots: 8)
+        settings.keepWhole = ["DatabaseMigrationTests"] // runs whole: not split, nothing stolen from it
         let report = try await Coordinator(settings: settings).run().report
         #expect(report.classes.allSatisfy { $0.estimateSource.hasPrefix("no history") })
         let migration = try #require(report.classes.first { $0.suite.name == "DatabaseMigrationTests" }?.actual)
@@ -224,6 +225,7 @@ import Testing
         let dir = try TempDir()
         var settings = demoSettings(bundle: bundle, dir: dir, filters: ["ArithmeticTests"], env: ["DEMO_FAIL": "1"])
         settings.retries = 2
+        settings.keepWhole = ["ArithmeticTests"] // one process per try: idle slots do not take over its tests
         let outcome = try await Coordinator(settings: settings).run()
         #expect(outcome.exitCode == .testFailures)
         let failed = try #require(outcome.report.result("DemoKitTests.ArithmeticTests/testMultiply"))

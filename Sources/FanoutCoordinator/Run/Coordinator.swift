@@ -133,7 +133,10 @@ public final class Coordinator: Sendable {
             // Exclusive classes run alone on their agent, and whole: their measurements must not share the machine.
             let keep: (SuiteID) -> Bool = { keepWhole.matches($0) || exclusive.matches($0) }
             var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
-            for i in mine.indices where exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
+            for i in mine.indices {
+                if exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
+                if keepWhole.matches(mine[i].suite) { mine[i].keepWhole = true }
+            }
             items += mine
         }
         let plan = Scheduler(items: items, options: schedulerOptions).plan()
@@ -303,7 +306,7 @@ public final class Coordinator: Sendable {
 
     /// Runs one unit on one slot and collects what it produced.
     private func execute(_ unit: WorkUnit, on transport: any Transport, binary: String, destination: Destination,
-                         slot: SlotRef, state: RunState, now: @Sendable () -> Double) async -> FinishedUnit {
+                         slot: SlotRef, state: RunState, now: @escaping @Sendable () -> Double) async -> FinishedUnit {
         let start = now()
         let runner = Runners.runner(for: unit.framework)
         var collector = UnitCollector(unit: unit, agent: transport.name)
@@ -328,27 +331,39 @@ public final class Coordinator: Sendable {
             var log = LogBuffer()
             var stderrLog = LogBuffer(limit: 16 * 1024)
             var ending = UnitEnding.cancelled
-            func collect(_ events: [TestEvent]) async {
+            var handedOver = false
+            /// False once the process starts a test that another unit took over: it is stopped right there.
+            func collect(_ events: [TestEvent]) async -> Bool {
                 for event in events {
+                    if case .started(let id) = event, expected.contains(id),
+                       await state.testStarted(id, unit: unit.id, now: now()) {
+                        withUnsafeCurrentTask { $0?.cancel() } // ends the stream: the transport stops the process
+                        return false
+                    }
                     if let (id, attempt) = collector.consume(event), expected.contains(id) {
-                        await state.recordTestEnded(id, attempt, destination: unit.destination)
+                        await state.recordTestEnded(id, attempt, destination: unit.destination, unit: unit.id)
                     }
                 }
+                return true
             }
-            for await event in stream {
+            for await event in stream where !handedOver {
                 switch event {
                 case .output(.stdout, let bytes):
                     log.append(bytes)
-                    await collect(parser.consume(stdout: bytes))
+                    handedOver = await !collect(parser.consume(stdout: bytes))
                 case .output(.stderr, let bytes):
                     log.append(bytes)
                     stderrLog.append(bytes)
-                    await collect(parser.consume(stderr: bytes))
+                    handedOver = await !collect(parser.consume(stderr: bytes))
                 case .ended(let e):
                     ending = e
                 }
             }
-            await collect(parser.finish())
+            if handedOver {
+                ending = .handedOver
+            } else {
+                _ = await collect(parser.finish())
+            }
             return (collector, log, stderrLog, ending)
         }
         await state.setCanceller(unit.id) { consumer.cancel() }
@@ -358,9 +373,11 @@ public final class Coordinator: Sendable {
             consumer.cancel()
         }
         collector = finalCollector
+        // Tests other units took over (work stealing) are theirs: not run here, not left over, not missing.
+        collector.release(await state.handedOverTests(unit.id))
         let result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
-        return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending,
-                            command: command.description, log: log.text, result: result)
+        return FinishedUnit(unit: collector.unit.items.isEmpty ? unit : collector.unit, slot: slot, startedAt: start,
+                            endedAt: now(), ending: ending, command: command.description, log: log.text, result: result)
     }
 
     static func describe(_ unit: WorkUnit) -> [String] {
@@ -387,7 +404,7 @@ public final class Coordinator: Sendable {
                        slot: f.slot.index, suites: Self.describe(f.unit), testCount: f.unit.testCount,
                        estimate: f.unit.estimate, startedAt: f.startedAt, duration: f.endedAt - f.startedAt,
                        ending: f.superseded ? "stopped: its twin (straggler backup) finished first" : f.ending.description,
-                       command: f.command, log: f.log)
+                       command: f.command, log: f.log, takenFrom: f.takenFrom, handedOver: f.handedOver > 0 ? f.handedOver : nil)
         }
         let firstStart = all.map(\.startedAt).min() ?? now
         let lastEnd = finished.map(\.endedAt).max() ?? now

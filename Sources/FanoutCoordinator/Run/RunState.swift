@@ -12,6 +12,10 @@ struct FinishedUnit: Sendable {
     var unit: WorkUnit
     /// Stopped because its twin (a straggler or its backup) finished first: its results are not counted.
     var superseded = false
+    /// Work stealing: the unit whose not-yet-started tests this unit took over, and how many tests this unit handed
+    /// over to others.
+    var takenFrom: Int?
+    var handedOver = 0
     var slot: SlotRef
     var startedAt: Double
     var endedAt: Double
@@ -24,23 +28,44 @@ struct FinishedUnit: Sendable {
 /// The mutable heart of a run: the queue, the results so far, and the slots waiting for work.
 /// One actor owns it; slot tasks ask it for work and hand results back.
 actor RunState {
-    private var scheduler: Scheduler
+    var scheduler: Scheduler
     private let expected: [ResultKey: (TestID, Framework)]
     private var attempts: [ResultKey: [Attempt]] = [:]
-    private var running: [Int: Running] = [:]
+    var running: [Int: Running] = [:]
     private var cancellers: [Int: @Sendable () -> Void] = [:]
     private var superseded: Set<Int> = []
     private var overheads: [String: (sum: Double, count: Int)] = [:]
     private var timerArmed = false
     let straggler = StragglerPolicy()
+    /// Work stealing (RunState+Stealing.swift): tests each running unit handed over, parts waiting for an idle slot,
+    /// test times seen so far in this run (per destination and class), and every steal for the report.
+    var handedOver: [Int: Set<TestID>] = [:]
+    var stolenParts: [WorkUnit] = []
+    var observed: [String: (sum: Double, count: Int)] = [:]
+    var steals: [StealRecord] = []
+    /// Slots waiting for work right now, per agent.
+    var idle: [String: Int] = [:]
 
-    private struct Running {
+    struct Running {
         var unit: WorkUnit
         var start: Double
         var agent: String
         /// The other copy of a straggler and its backup.
         var twin: Int?
         var isBackup: Bool
+        /// Tests this process has started, and the one it runs now (since when).
+        var started: Set<TestID> = []
+        var current: (test: TestID, since: Double)?
+        var takenFrom: Int?
+
+        init(unit: WorkUnit, start: Double, agent: String, twin: Int?, isBackup: Bool, takenFrom: Int? = nil) {
+            self.unit = unit
+            self.start = start
+            self.agent = agent
+            self.twin = twin
+            self.isBackup = isBackup
+            self.takenFrom = takenFrom
+        }
     }
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private(set) var finished: [FinishedUnit] = []
@@ -48,7 +73,7 @@ actor RunState {
     private(set) var measurements: [MeasurementRecord] = []
     private var stopped = false
     let requeueBudget: Int
-    private let progress: ProgressHandler
+    let progress: ProgressHandler
     private let slots: Int
     private var failures = 0
     private var doneCount = 0
@@ -85,6 +110,7 @@ actor RunState {
             // An exclusive unit has its agent to itself; it starts only on an agent with nothing running.
             let agentIsIdle = mine.isEmpty
             let exclusiveRunning = mine.contains { $0.unit.items.contains(where: \.exclusive) }
+            if let part = takeStolenPart(for: slot, serving: destinations, now: t) { return part }
             if !exclusiveRunning, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
                 destinations.contains($0.destination) && (alone || $0.avoidAgent != slot.agent)
                     && (!$0.exclusive || agentIsIdle)
@@ -93,9 +119,12 @@ actor RunState {
                 return unit
             }
             if running.isEmpty { return nil }
+            if let part = steal(for: slot, serving: destinations, now: t) { return part }
             if let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
             armTimer()
+            idle[slot.agent, default: 0] += 1
             await withCheckedContinuation { waiters.append($0) }
+            idle[slot.agent, default: 1] -= 1
         }
     }
 
@@ -116,7 +145,7 @@ actor RunState {
     }
 
     /// Idle slots look again from time to time: a straggler is a matter of time, not of an event.
-    private func armTimer() {
+    func armTimer() {
         guard !timerArmed, running.values.contains(where: { $0.twin == nil && !$0.isBackup }) else { return }
         timerArmed = true
         Task {
@@ -146,12 +175,12 @@ actor RunState {
     }
 
     private var liveAgents: Set<String> = []
-    private var serves: [String: Set<String>] = [:]
+    var serves: [String: Set<String>] = [:]
     private var hardware: [String: String] = [:]
     private let retries: Int
 
     /// Work is queued or running: a lost agent is worth re-admitting.
-    var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty) }
+    var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty) }
 
     /// An agent is deployed, takes work for these destinations, and is of this hardware class.
     func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?) {
@@ -179,16 +208,20 @@ actor RunState {
         progress(.warning(text))
     }
 
-    func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String) {
+    func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int? = nil) {
+        if let unit { testEnded(id, attempt, destination: destination, unit: unit) }
         if attempt.outcome.isFailure { failures += 1 }
         doneCount += 1
         progress(.testEnded(id, destination: destination, outcome: attempt.outcome, duration: attempt.duration,
                             issues: attempt.issues))
     }
 
-    func complete(_ done: FinishedUnit) {
+    func complete(_ finishedUnit: FinishedUnit) {
+        var done = finishedUnit
         let me = running.removeValue(forKey: done.unit.id)
         cancellers[done.unit.id] = nil
+        done.takenFrom = me?.takenFrom
+        done.handedOver = handedOver.removeValue(forKey: done.unit.id)?.count ?? 0
         if superseded.contains(done.unit.id) {
             var lost = done
             lost.superseded = true
@@ -287,7 +320,7 @@ actor RunState {
         progress(.status(done: done, total: expected.count, failures: failures, eta: eta))
     }
 
-    private func wakeAll() {
+    func wakeAll() {
         let w = waiters
         waiters.removeAll()
         for c in w { c.resume() }

@@ -20,14 +20,15 @@ public struct UnitResult: Sendable, Hashable {
 /// Assembles the events of one running unit into attempts, and decides at the end what happened to every test
 /// the unit was asked to run: ended, crashed, timed out, left over for another unit, or missing.
 public struct UnitCollector: Sendable {
-    public let unit: WorkUnit
+    /// The unit as it ran, less the tests it handed over to other units (work stealing).
+    public private(set) var unit: WorkUnit
     public let agent: String
     private var started: [TestID] = []
     private var ended: [TestID: Attempt] = [:]
     private var issues: [TestID: [Issue]] = [:]
     private var measurements: [Measurement] = []
     private var suiteTimes: [SuiteID: Double] = [:]
-    private let expected: Set<TestID>
+    private var expected: Set<TestID>
     /// Events about tests this unit was not asked to run (a framework surprise); kept so nothing is silently dropped.
     public private(set) var strays: [TestID] = []
 
@@ -35,6 +36,24 @@ public struct UnitCollector: Sendable {
         self.unit = unit
         self.agent = agent
         expected = Set(unit.testIDs)
+    }
+
+    /// Tests that other units took over (work stealing): they are no longer this unit's to run or to account for,
+    /// whatever this process did with them (it is stopped as it starts the first of them).
+    public mutating func release(_ tests: Set<TestID>) {
+        guard !tests.isEmpty else { return }
+        expected.subtract(tests)
+        let items = unit.items.compactMap { item -> WorkItem? in
+            var kept = item
+            kept.tests = item.tests.filter { !tests.contains(TestID(suite: item.suite, name: $0)) }
+            guard !kept.tests.isEmpty else { return nil }
+            if kept.tests.count < item.tests.count {
+                kept.isWholeSuite = false
+                kept.estimate = item.estimate * Double(kept.tests.count) / Double(max(1, item.tests.count))
+            }
+            return kept
+        }
+        if !items.isEmpty { unit = WorkUnit(id: unit.id, items: items) } else { unit.items = [] }
     }
 
     /// Tests that have ended so far.
@@ -95,6 +114,8 @@ public struct UnitCollector: Sendable {
             }
         case .agentLost, .cancelled, .failedToStart:
             break // nothing ran to completion here; the running tests go back with the rest
+        case .handedOver:
+            break // it was stopped between tests; what it had not reached goes back to the queue
         case .exited, .signaled:
             let what = ending.crashSignal.map { "the test process crashed (\(signalName($0)))" }
                 ?? "the test process ended (\(ending)) while the test was running"
@@ -113,6 +134,8 @@ public struct UnitCollector: Sendable {
         let abnormal: Bool = switch ending {
         case .exited: ending.crashSignal != nil || !running.isEmpty
         case .signaled, .timedOut, .agentLost, .cancelled, .failedToStart: true
+        // Stopped as it reached the tests it handed over: normal when it had run all the rest.
+        case .handedOver: !running.isEmpty || !expected.isSubset(of: Set(attempts.keys))
         }
         // A unit that died before finishing a single test made no progress: its leftovers spend the re-queue
         // budget, so a binary that crashes at start-up cannot cycle forever.

@@ -12,6 +12,9 @@ public enum UnitEnding: Hashable, Codable, Sendable, CustomStringConvertible {
     case cancelled
     /// The process could not be started at all.
     case failedToStart(String)
+    /// Fanout stopped the process as it started a test that another unit had taken over (work stealing): what it
+    /// ran before counts, the test it was starting does not.
+    case handedOver
 
     /// The signal the process died of, when it crashed.
     public var crashSignal: Int32? {
@@ -30,6 +33,7 @@ public enum UnitEnding: Hashable, Codable, Sendable, CustomStringConvertible {
         case .agentLost(let why): "agent lost: \(why)"
         case .cancelled: "cancelled"
         case .failedToStart(let why): "failed to start: \(why)"
+        case .handedOver: "stopped where the tests it had not started were taken over by other units (work stealing)"
         }
     }
 }

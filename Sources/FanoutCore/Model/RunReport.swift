@@ -132,10 +132,14 @@ public struct UnitReport: Codable, Sendable, Hashable {
     public var command: String
     /// Standard output then standard error of the process, cut to a bounded size (head and tail kept).
     public var log: String
+    /// Work stealing: the running unit whose not-yet-started tests this unit took over.
+    public var takenFrom: Int?
+    /// Work stealing: how many of its tests this unit handed over to other units before it started them.
+    public var handedOver: Int?
 
     public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
                 testCount: Int, estimate: Double, startedAt: Double, duration: Double, ending: String,
-                command: String, log: String) {
+                command: String, log: String, takenFrom: Int? = nil, handedOver: Int? = nil) {
         self.id = id
         self.destination = destination
         self.framework = framework
@@ -149,6 +153,8 @@ public struct UnitReport: Codable, Sendable, Hashable {
         self.ending = ending
         self.command = command
         self.log = log
+        self.takenFrom = takenFrom
+        self.handedOver = handedOver
     }
 }
 

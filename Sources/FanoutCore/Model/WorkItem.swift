@@ -40,6 +40,8 @@ public struct WorkItem: Hashable, Codable, Sendable {
     public var avoidAgent: String?
     /// Runs alone on its agent (performance tests): nothing else runs there meanwhile, so nothing distorts it.
     public var exclusive: Bool = false
+    /// Never cut (`keep_whole`: the class's set-up is expensive): not split by methods, never stolen from.
+    public var keepWhole: Bool = false
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {

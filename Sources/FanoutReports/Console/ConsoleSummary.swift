@@ -219,6 +219,14 @@ public struct ConsoleSummary: Sendable {
             out.wrapped("             \(formatSeconds(cls)) over the classes and pieces as scheduled: whole classes "
                 + "held the run up (history splits them next time)", indent: "  ", continuation: "               ")
         }
+        let thieves = report.units.filter { $0.takenFrom != nil }
+        if !thieves.isEmpty {
+            let from = Set(thieves.compactMap(\.takenFrom)).count
+            let tests = thieves.reduce(0) { $0 + $1.testCount }
+            out.wrapped("stealing     \(thieves.count) unit\(thieves.count == 1 ? "" : "s") took over \(tests) test"
+                + "\(tests == 1 ? "" : "s") that \(from) running unit\(from == 1 ? "" : "s") had not started yet",
+                indent: "  ", continuation: "               ")
+        }
         out.wrapped("wall         \(formatSeconds(t.wall)), of which preparation (build, discovery) "
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
     }
