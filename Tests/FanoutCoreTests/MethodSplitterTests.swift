@@ -26,6 +26,33 @@ import Testing
         }
     }
 
+    /// First run: a 26-test class with no history of its own starts as a few method groups (about 8 tests each),
+    /// not one process; classes of fewer tests, keep-whole classes and Swift Testing suites stay whole.
+    @Test func aLargeClassNeverTimedStartsAsAFewGroups() {
+        func guess(_ name: String, tests: Int, framework: Framework = .xctest) -> WorkItem {
+            var i = item("M", name, Double(tests) * 0.1, tests: tests, framework: framework)
+            i.source = .noHistory(secondsPerTest: 0.1)
+            return i
+        }
+        var suite = guess("Suite", tests: 40, framework: .swiftTesting)
+        var small = guess("Small", tests: 15)
+        (suite.estimate, small.estimate) = (0.4, 0.9) // under the size the other rules cut at: only the cold rule could
+        let items = [guess("Long", tests: 26), small, guess("Kept", tests: 40), suite]
+        let out = MethodSplitter(slots: 8).split(items, history: .empty("local"), keepWhole: { $0.name == "Kept" })
+        let long = out.filter { $0.suite.name == "Long" }
+        #expect(long.count == 4)
+        #expect(long.flatMap(\.tests).sorted() == (0..<26).map { "t\($0)" }.sorted(), "every method once")
+        #expect(long.allSatisfy { !$0.isWholeSuite && $0.tests.count >= 6 && $0.tests.count <= 7 })
+        for name in ["Small", "Kept", "Suite"] {
+            #expect(out.filter { $0.suite.name == name }.count == 1, "\(name) stays whole")
+        }
+        // Never more groups than slots.
+        #expect(MethodSplitter(slots: 2).split([guess("Huge", tests: 400)], history: .empty("local")).count == 2)
+        // Many equal classes (3,000 tiny tests in 60 classes): each is a small part of a slot's share, none is cut.
+        let equal = (0..<60).map { guess("Small\($0)", tests: 50) }
+        #expect(MethodSplitter(slots: 8).split(equal, history: .empty("local")).count == 60)
+    }
+
     @Test func methodHistoryBalancesUnevenMethods() {
         var cls = item("M", "Uneven", 10, tests: 4)
         cls.tests = ["a", "b", "c", "d"]

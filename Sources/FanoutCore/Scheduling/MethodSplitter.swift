@@ -27,11 +27,36 @@ public struct MethodSplitter: Sendable, Hashable {
         // Splitting a class shorter than this saves less than it costs in extra process starts.
         let worthSplitting = max(1.0, 50 * overhead)
         let fitted = items.flatMap { item -> [WorkItem] in
+            if let count = coldGroupCount(item, share: share, keepWhole: keepWhole) {
+                return groups(of: item, count: count, methods: methodEstimates(item, history: history))
+            }
             guard item.estimate > share, item.estimate >= worthSplitting, item.tests.count > 1, !keepWhole(item.suite)
             else { return [item] }
             return groups(of: item, share: share, history: history)
         }
         return balanceTail(fitted, history: history, keepWhole: keepWhole)
+    }
+
+    /// Tests per group for a class with no timing history of its own.
+    public static let coldGroupSize = 8
+
+    /// A class never timed here with many methods starts as a few groups of methods rather than one process: its
+    /// real length is unknown (a guess of 0.1 s a test may hide 20 s), and groups let idle slots share it from the
+    /// first second; work stealing evens out the rest. Only a class large next to the rest (a quarter of a slot's
+    /// share or more): a suite of many equal classes gains nothing from more processes. Groups of about
+    /// `coldGroupSize` tests (each pays one process start-up and the class's set-up), at most one per slot. XCTest
+    /// only: Swift Testing runs a suite's tests in parallel inside its process already.
+    func coldGroupCount(_ item: WorkItem, share: Double, keepWhole: (SuiteID) -> Bool) -> Int? {
+        switch item.source {
+        case .noHistory, .testCount: break
+        case .history, .borrowed, .methods: return nil
+        }
+        let n = item.tests.count
+        guard item.framework == .xctest, n >= 2 * Self.coldGroupSize, item.estimate >= share / 4, !item.exclusive,
+              !keepWhole(item.suite) else {
+            return nil
+        }
+        return min(slots, (n + Self.coldGroupSize - 1) / Self.coldGroupSize)
     }
 
     /// Whole classes that cannot share out evenly (60 classes of 0.45 s on 8 slots: half the slots run one class
