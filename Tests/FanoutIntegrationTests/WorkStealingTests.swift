@@ -57,6 +57,12 @@ import Testing
             #expect(original.ending.hasPrefix("stopped where the tests it had not started were taken over"),
                     "\(original.ending)")
         }
+        // Every steal is in the report, naming the units that took the tests.
+        let steals = try #require(report.steals)
+        // (A unit that took tests over may hand some of them over again: it kept testCount and handed over the rest.)
+        #expect(steals.reduce(0) { $0 + $1.tests } == thieves.reduce(0) { $0 + $1.testCount + ($1.handedOver ?? 0) })
+        #expect(Set(steals.flatMap(\.to)) == Set(thieves.map(\.id)))
+        #expect(steals.allSatisfy { $0.expectedAfter < $0.expectedBefore } && !steals.isEmpty)
         // A test that was taken over is reported from the unit that took it, never from the original.
         let byUnit = Dictionary(grouping: report.results, by: { $0.attempts[0].unit })
         let taken = thieves.reduce(0) { $0 + (byUnit[$1.id]?.count ?? 0) }

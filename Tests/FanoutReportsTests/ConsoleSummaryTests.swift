@@ -145,6 +145,17 @@ import Testing
         #expect(text.contains("21.9 s over the classes and pieces as scheduled"))
     }
 
+    /// Work stealing is counted in the timing section, and only when it happened.
+    @Test func stealsAreCounted() {
+        #expect(!plain.contains("stealing "))
+        var stolen = report
+        stolen.steals = [StealReport(from: 1, to: [5, 6], tests: 9, at: 0.5, expectedBefore: 8, expectedAfter: 3),
+                         StealReport(from: 2, to: [7], tests: 1, at: 2, expectedBefore: 1.5, expectedAfter: 1)]
+        let text = ConsoleSummary(color: false, width: 200).render(stolen)
+        #expect(text.contains("stealing     3 units took over 10 tests that 2 running units had not started "
+            + "(expected to end 5.50 s sooner in all)"), "\(text)")
+    }
+
     @Test func measurementsShowAverageDeviationAndCount() {
         #expect(plain.contains("CoreTests.PerfTests/testMeasureSort · linux: Time 12.3 ms ± 2.5% (10 values)"))
     }

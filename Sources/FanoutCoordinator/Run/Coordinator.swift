@@ -451,6 +451,8 @@ public final class Coordinator: Sendable {
             exitCode: exit.rawValue)
 
         // Measurements judged against the baselines of their own destination and hardware class.
+        let steals = await state.steals
+        report.steals = steals.isEmpty ? nil : steals
         exit = BaselineFile.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
         if settings.recordHistory, !interrupted {

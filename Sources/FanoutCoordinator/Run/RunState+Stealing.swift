@@ -1,15 +1,5 @@
 import FanoutCore
 
-/// One steal, for the report: which unit handed which not-yet-started tests to which new units.
-struct StealRecord: Sendable, Hashable {
-    var from: Int
-    var to: [Int]
-    var tests: Int
-    /// Expected seconds until the original's work was done, without and with the steal.
-    var before: Double
-    var after: Double
-}
-
 /// Work stealing at test boundaries (the rule is Core's `StealPolicy`). When a slot is idle and nothing it can take
 /// is queued, the not-yet-started tail of a running unit is cut into parts for the idle slots; the original is
 /// stopped as it starts the first stolen test (`testStarted` tells its consumer), so every test runs once.
@@ -61,8 +51,8 @@ extension RunState {
         collector.release(stolen)
         original.unit = collector.unit
         running[steal.unit] = original
-        steals.append(StealRecord(from: steal.unit, to: parts.map(\.id), tests: stolen.count, before: steal.before,
-                                  after: steal.after))
+        steals.append(StealReport(from: steal.unit, to: parts.map(\.id), tests: stolen.count, at: now,
+                                  expectedBefore: steal.before, expectedAfter: steal.after))
         progress(.phase("unit \(steal.unit) on \(original.agent): \(stolen.count) test\(stolen.count == 1 ? "" : "s") it had not started go to "
             + "\(parts.count) idle slot\(parts.count == 1 ? "" : "s") (its work expected to end in "
             + "\(formatSeconds(steal.before)) → \(formatSeconds(steal.after)))"))

@@ -42,7 +42,7 @@ actor RunState {
     var handedOver: [Int: Set<TestID>] = [:]
     var stolenParts: [WorkUnit] = []
     var observed: [String: (sum: Double, count: Int)] = [:]
-    var steals: [StealRecord] = []
+    var steals: [StealReport] = []
     /// Slots waiting for work right now, per agent.
     var idle: [String: Int] = [:]
 

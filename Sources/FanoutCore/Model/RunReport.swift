@@ -25,6 +25,8 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var measurements: [MeasurementRecord]
     /// Infrastructure problems that did not stop the run (an agent lost, history moved aside, ...).
     public var warnings: [String]
+    /// Work stealing: every time idle slots took over tests a running unit had not started. Absent in older reports.
+    public var steals: [StealReport]?
     public var timing: Timing
     public var exitCode: Int32
 
@@ -109,6 +111,29 @@ public struct PlanReport: Codable, Sendable, Hashable {
         self.lowerBound = lowerBound
         self.predictedMakespan = predictedMakespan
         self.totalEstimate = totalEstimate
+    }
+}
+
+/// Idle slots took over tests a running unit had not started yet (work stealing).
+public struct StealReport: Codable, Sendable, Hashable {
+    /// The unit that handed its tests over, and the units that took them.
+    public var from: Int
+    public var to: [Int]
+    public var tests: Int
+    /// Seconds since the run started.
+    public var at: Double
+    /// Expected seconds until the original's work was all done, without and with the steal (from this run's test
+    /// times where known, else the estimates): `expectedBefore − expectedAfter` is the expected saving.
+    public var expectedBefore: Double
+    public var expectedAfter: Double
+
+    public init(from: Int, to: [Int], tests: Int, at: Double, expectedBefore: Double, expectedAfter: Double) {
+        self.from = from
+        self.to = to
+        self.tests = tests
+        self.at = at
+        self.expectedBefore = expectedBefore
+        self.expectedAfter = expectedAfter
     }
 }
 

@@ -219,13 +219,14 @@ public struct ConsoleSummary: Sendable {
             out.wrapped("             \(formatSeconds(cls)) over the classes and pieces as scheduled: whole classes "
                 + "held the run up (history splits them next time)", indent: "  ", continuation: "               ")
         }
-        let thieves = report.units.filter { $0.takenFrom != nil }
-        if !thieves.isEmpty {
-            let from = Set(thieves.compactMap(\.takenFrom)).count
-            let tests = thieves.reduce(0) { $0 + $1.testCount }
-            out.wrapped("stealing     \(thieves.count) unit\(thieves.count == 1 ? "" : "s") took over \(tests) test"
-                + "\(tests == 1 ? "" : "s") that \(from) running unit\(from == 1 ? "" : "s") had not started yet",
-                indent: "  ", continuation: "               ")
+        if let steals = report.steals, !steals.isEmpty {
+            let units = steals.reduce(0) { $0 + $1.to.count }
+            let from = Set(steals.map(\.from)).count
+            let tests = steals.reduce(0) { $0 + $1.tests }
+            let saved = steals.reduce(0.0) { $0 + max(0, $1.expectedBefore - $1.expectedAfter) }
+            out.wrapped("stealing     \(units) unit\(units == 1 ? "" : "s") took over \(tests) test\(tests == 1 ? "" : "s") "
+                + "that \(from) running unit\(from == 1 ? "" : "s") had not started (expected to end "
+                + "\(formatSeconds(saved)) sooner in all)", indent: "  ", continuation: "               ")
         }
         out.wrapped("wall         \(formatSeconds(t.wall)), of which preparation (build, discovery) "
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
