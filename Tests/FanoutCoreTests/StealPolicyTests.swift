@@ -75,3 +75,35 @@ import Testing
         #expect(cut.after < 200 / 8 + 0.1)
     }
 }
+
+/// `fanout plan` predicts work stealing on the virtual clock, as the run does it.
+@Suite(.timeLimit(.minutes(1))) struct PlannedStealingTests {
+    @Test func idleSlotsAtTheEndTakeOverTheTailOfALongUnit() {
+        var long = item("M", "Long", 20, tests: 20)
+        long.source = .noHistory(secondsPerTest: 1)
+        let items = [long] + (0..<6).map { item("M", "Small\($0)", 1, tests: 2) }
+        let scheduler = Scheduler(items: items, options: SchedulerOptions(slots: 4, overhead: 0.02))
+        let plain = scheduler.plan()
+        let stealing = scheduler.plan(stealing: StealPolicy(overhead: 0.02))
+        #expect(plain.units.allSatisfy { $0.takenFrom == nil })
+        let thieves = stealing.units.filter { $0.takenFrom != nil }
+        #expect(!thieves.isEmpty)
+        #expect(stealing.predictedMakespan < plain.predictedMakespan * 0.5, "\(stealing.predictedMakespan) vs \(plain.predictedMakespan)")
+        #expect(stealing.predictedMakespan >= 26.0 / 4 - 1e-9, "never below work / slots")
+        // The original ends after the head it keeps; every planned test is still planned (its unit lists it).
+        let original = stealing.units.first { $0.unit.id == thieves[0].takenFrom }
+        #expect(original != nil && original!.end < 20)
+        #expect(thieves.allSatisfy { $0.unit.items.allSatisfy { $0.suite.name == "Long" && !$0.isWholeSuite } })
+        // Every test planned exactly once over all units, the originals keeping only what they did not hand over.
+        let planned = stealing.units.flatMap(\.unit.testIDs)
+        #expect(planned.count == 32 && Set(planned) == Set(items.flatMap(\.testIDs)))
+    }
+
+    @Test func keepWholeUnitsAreNotCutInThePlanEither() {
+        var long = item("M", "Long", 20, tests: 20)
+        long.keepWhole = true
+        let plan = Scheduler(items: [long], options: SchedulerOptions(slots: 4)).plan(stealing: StealPolicy())
+        #expect(plan.units.count == 1 && plan.units[0].takenFrom == nil)
+        #expect(abs(plan.predictedMakespan - 20.02) < 1e-9)
+    }
+}

@@ -6,19 +6,27 @@ import Foundation
 public enum Inspector {
     /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
     public static func planTables(_ p: Prepared) -> [Table] {
-        let units = p.plan.units.map { u in
-            [String(u.unit.id), String(u.slot), String(format2: u.start), String(format2: u.end),
-             String(format2: u.unit.estimate), Coordinator.describe(u.unit).joined(separator: ", ")]
+        // Predicted work stealing: idle slots at the end take over tests that running units have not started.
+        var handed: [Int: Int] = [:]
+        for u in p.plan.units { if let from = u.takenFrom { handed[from, default: 0] += u.unit.testCount } }
+        let taken = handed.values.reduce(0, +)
+        let units = p.plan.units.sorted { ($0.start, $0.slot) < ($1.start, $1.slot) }.map { u in
+            var what = Coordinator.describe(u.unit).joined(separator: ", ")
+            if let from = u.takenFrom { what += " — takes over from unit \(from)" }
+            if let n = handed[u.unit.id] { what += " — hands \(n) test\(n == 1 ? "" : "s") over to idle slots" }
+            return [String(u.unit.id), String(u.slot), String(format2: u.start), String(format2: u.end),
+                    String(format2: u.unit.estimate), what]
         }
         let classes = p.items.sorted { $0.estimate > $1.estimate }.map { item in
             [item.suite.description, item.framework.rawValue, String(item.tests.count), String(format2: item.estimate),
              item.source.description]
         }
-        let summary = Table(title: "Plan", headers: ["tests", "classes", "units", "slots", "work (s)", "LB (s)", "predicted (s)"],
+        let summary = Table(title: "Plan", headers: ["tests", "classes", "units", "slots", "work (s)", "LB (s)", "predicted (s)",
+                                                     "taken over"],
                             rows: [[String(p.testCount), String(p.items.count), String(p.plan.units.count),
                                     String(p.slots), String(format2: p.plan.totalWork), String(format2: p.plan.lowerBound),
-                                    String(format2: p.plan.predictedMakespan)]],
-                            numeric: [0, 1, 2, 3, 4, 5, 6])
+                                    String(format2: p.plan.predictedMakespan), String(taken)]],
+                            numeric: [0, 1, 2, 3, 4, 5, 6, 7])
         return [
             summary,
             Table(title: "Units (predicted)", headers: ["unit", "slot", "start", "end", "estimate", "classes"], rows: units,

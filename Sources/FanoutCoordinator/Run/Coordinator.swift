@@ -139,7 +139,7 @@ public final class Coordinator: Sendable {
             }
             items += mine
         }
-        let plan = Scheduler(items: items, options: schedulerOptions).plan()
+        let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
         return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, plan: plan,
                         warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
     }

@@ -47,9 +47,7 @@ extension RunState {
         var parts = steal.parts.map { scheduler.makeUnit(Self.items(of: original.unit, taking: $0, estimate: { self.estimate($0, in: original.unit) })) }
         let stolen = Set(steal.stolen)
         handedOver[steal.unit, default: []].formUnion(stolen)
-        var collector = UnitCollector(unit: original.unit, agent: original.agent)
-        collector.release(stolen)
-        original.unit = collector.unit
+        if let rest = original.unit.removing(stolen) { original.unit = rest } else { original.unit.items = [] }
         running[steal.unit] = original
         steals.append(StealReport(from: steal.unit, to: parts.map(\.id), tests: stolen.count, at: now,
                                   expectedBefore: steal.before, expectedAfter: steal.after))

@@ -43,17 +43,7 @@ public struct UnitCollector: Sendable {
     public mutating func release(_ tests: Set<TestID>) {
         guard !tests.isEmpty else { return }
         expected.subtract(tests)
-        let items = unit.items.compactMap { item -> WorkItem? in
-            var kept = item
-            kept.tests = item.tests.filter { !tests.contains(TestID(suite: item.suite, name: $0)) }
-            guard !kept.tests.isEmpty else { return nil }
-            if kept.tests.count < item.tests.count {
-                kept.isWholeSuite = false
-                kept.estimate = item.estimate * Double(kept.tests.count) / Double(max(1, item.tests.count))
-            }
-            return kept
-        }
-        if !items.isEmpty { unit = WorkUnit(id: unit.id, items: items) } else { unit.items = [] }
+        if let rest = unit.removing(tests) { unit = rest } else { unit.items = [] }
     }
 
     /// Tests that have ended so far.

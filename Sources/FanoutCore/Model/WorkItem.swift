@@ -78,5 +78,21 @@ public struct WorkUnit: Hashable, Codable, Sendable, Identifiable {
 
     public var estimate: Double { items.reduce(0) { $0 + $1.estimate } }
     public var testIDs: [TestID] { items.flatMap(\.testIDs) }
+
+    /// The same unit without these tests (handed over to other units), items' estimates scaled to what is left;
+    /// nil when no test is left.
+    public func removing(_ tests: Set<TestID>) -> WorkUnit? {
+        let kept = items.compactMap { item -> WorkItem? in
+            var rest = item
+            rest.tests = item.tests.filter { !tests.contains(TestID(suite: item.suite, name: $0)) }
+            guard !rest.tests.isEmpty else { return nil }
+            if rest.tests.count < item.tests.count {
+                rest.isWholeSuite = false
+                rest.estimate = item.estimate * Double(rest.tests.count) / Double(max(1, item.tests.count))
+            }
+            return rest
+        }
+        return kept.isEmpty ? nil : WorkUnit(id: id, items: kept)
+    }
     public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
 }

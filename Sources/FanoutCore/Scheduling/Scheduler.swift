@@ -23,6 +23,8 @@ public struct PlannedUnit: Sendable, Hashable {
     public var slot: Int
     public var start: Double
     public var end: Double
+    /// Predicted work stealing: the unit whose not-yet-started tests this one is expected to take over.
+    public var takenFrom: Int?
 }
 
 /// A predicted schedule: what `fanout plan` shows and what the run is measured against.
@@ -112,8 +114,9 @@ public struct Scheduler: Sendable {
         }
     }
 
-    /// Predicts the schedule from here on a virtual clock, every slot free at time 0.
-    public func plan() -> Plan {
+    /// Predicts the schedule from here on a virtual clock, every slot free at time 0; with `stealing`, idle slots at
+    /// the end take over the tests running units have not started, as the run does.
+    public func plan(stealing: StealPolicy? = nil) -> Plan {
         var copy = self
         var units: [PlannedUnit] = []
         var slots = MinHeap<(Double, Int)> { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
@@ -125,12 +128,83 @@ public struct Scheduler: Sendable {
             makespan = max(makespan, end)
             slots.push((end, s))
         }
+        if let policy = stealing { Self.simulateSteals(&units, slots: options.slots, policy: policy, ids: &copy) }
+        makespan = units.map(\.end).max() ?? 0
         let all = queue.enumerated().filter { !taken[$0.offset] }.map(\.element) + returned
         let work = all.reduce(0) { $0 + $1.estimate }
         let longest = all.map(\.estimate).max() ?? 0
         return Plan(slots: options.slots, totalWork: work, longestItem: longest,
                     lowerBound: Self.lowerBound(work: work, longest: longest, slots: options.slots),
                     predictedMakespan: makespan, units: units)
+    }
+
+    /// Work stealing on the virtual clock: each time a slot falls idle (earliest first), the units running then are
+    /// seen as the run sees them, tests in order at their estimates (an item's estimate shared evenly among its
+    /// tests), and `policy` decides; the parts start on the idle slots and the original ends after its head.
+    static func simulateSteals(_ units: inout [PlannedUnit], slots: Int, policy: StealPolicy, ids: inout Scheduler) {
+        var free = Array(repeating: 0.0, count: slots)
+        for u in units { free[u.slot] = max(free[u.slot], u.end) }
+        var done = Set<Int>() // slots that found nothing worth taking when they fell idle
+        var emptied = Set<Int>() // units that handed over every test: they had started none
+        defer { units = units.enumerated().filter { !emptied.contains($0.offset) }.map(\.element) }
+        for _ in 0..<(4 * units.count + 4 * slots) {
+            guard let slot = free.indices.filter({ !done.contains($0) }).min(by: { (free[$0], $0) < (free[$1], $1) })
+            else { break }
+            let t = free[slot]
+            let idle = free.indices.filter { !done.contains($0) && free[$0] <= t + 1e-9 }
+            var views: [Int: (current: Double, pending: [StealPolicy.Pending])] = [:]
+            var candidates: [StealPolicy.Candidate] = []
+            for (i, u) in units.enumerated() where u.start <= t && u.end > t + 1e-9 && !emptied.contains(i) {
+                let (remaining, pending) = Self.view(of: u.unit, elapsed: t - u.start - policy.overhead)
+                views[i] = (remaining, pending)
+                let stealable = u.unit.framework == .xctest && !u.unit.items.contains { $0.keepWhole || $0.exclusive }
+                candidates.append(.init(unit: i, unstarted: pending, currentRemaining: remaining, stealable: stealable))
+            }
+            guard let steal = policy.steal(from: candidates, idleSlots: idle.count), let view = views[steal.unit] else {
+                done.insert(slot)
+                continue
+            }
+            let seconds = Dictionary(view.pending.map { ($0.test, $0.seconds) }, uniquingKeysWith: { a, _ in a })
+            let original = units[steal.unit]
+            units[steal.unit].end = t + view.current + steal.kept.reduce(0) { $0 + (seconds[$1] ?? 0) }
+            free[original.slot] = units[steal.unit].end
+            // The original keeps the tests before the taken ones (in its order), so its clock stays right.
+            // Handing over every test means it had started none: it would stop at once, so it leaves the plan.
+            if let rest = original.unit.removing(Set(steal.stolen)) { units[steal.unit].unit = rest } else { emptied.insert(steal.unit) }
+            for (part, s) in zip(steal.parts, idle) {
+                let taken = Set(part)
+                let items = original.unit.items.compactMap { item -> WorkItem? in
+                    var piece = item
+                    piece.tests = item.tests.filter { taken.contains(TestID(suite: item.suite, name: $0)) }
+                    guard !piece.tests.isEmpty else { return nil }
+                    piece.isWholeSuite = false
+                    piece.estimate = piece.testIDs.reduce(0) { $0 + (seconds[$1] ?? 0) }
+                    return piece
+                }
+                guard !items.isEmpty else { continue }
+                let unit = ids.makeUnit(items)
+                let end = t + policy.overhead + unit.estimate
+                units.append(PlannedUnit(unit: unit, slot: s, start: t, end: end, takenFrom: original.unit.id))
+                free[s] = end
+            }
+        }
+    }
+
+    /// A planned unit `elapsed` seconds into its tests: what is left of the test running then, and the tests after it.
+    static func view(of unit: WorkUnit, elapsed: Double) -> (current: Double, pending: [StealPolicy.Pending]) {
+        var clock = 0.0
+        var current = 0.0
+        var pending: [StealPolicy.Pending] = []
+        for item in unit.items.sorted(by: { $0.suite < $1.suite }) {
+            let each = item.estimate / Double(max(1, item.tests.count))
+            for id in item.testIDs {
+                if clock + each <= elapsed { clock += each; continue }
+                if clock < elapsed, clock + each > elapsed { current = clock + each - elapsed; clock += each; continue }
+                pending.append(.init(id, each))
+                clock += each
+            }
+        }
+        return (current, pending)
     }
 
     /// LB = max(work / slots, longest): the theoretical best makespan of any schedule.
