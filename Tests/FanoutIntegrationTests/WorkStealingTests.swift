@@ -17,6 +17,15 @@ import Testing
         let settings = demoSettings(bundle: bundle, dir: dir, filters: [Self.filter], env: Self.env, slots: 4)
         let report = try await Coordinator(settings: settings).run().report
         try Self.check(report)
+        // The history learned every method's time from the pieces: the next run plans from it (the class is long
+        // for 4 slots, so it is split by its methods' history), not from a guess.
+        let actual = try #require(report.classes.first?.actual)
+        let next = try await Coordinator(settings: settings).run().report
+        let planned = try #require(next.classes.first)
+        #expect(planned.estimateSource.hasPrefix("method history (8/8)") || planned.estimateSource.hasPrefix("history"),
+                "\(planned.estimateSource)")
+        #expect(abs(planned.estimate - actual) < 0.1 * actual, "estimate \(planned.estimate) vs last \(actual)")
+        #expect(next.results.count == 8 && next.counts.passed == 8)
         // Nothing of the stopped original is left running: no process runs the bundle any more.
         let deadline = Date().addingTimeInterval(20)
         while !Self.processes(running: bundle).isEmpty {
