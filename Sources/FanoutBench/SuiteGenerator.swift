@@ -157,10 +157,17 @@ enum SuiteGenerator {
         import Foundation
 
         /// Waits without using the CPU: the suites measure scheduling, not the machine's speed.
+        /// BENCH_TIME_SCALE=0.01 shortens every wait (Fanout's tests check outcomes on these suites, not time).
         @inline(never)
         func pause(_ seconds: Double) {
-            usleep(useconds_t(seconds * 1_000_000))
+            usleep(useconds_t(seconds * timeScale * 1_000_000))
         }
+
+        let timeScale: Double = {
+            guard let text = ProcessInfo.processInfo.environment["BENCH_TIME_SCALE"], let scale = Double(text),
+                  scale.isFinite, scale >= 0 else { return 1 }
+            return scale
+        }()
 
         """
 

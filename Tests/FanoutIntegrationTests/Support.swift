@@ -80,16 +80,19 @@ extension RunReport {
 }
 
 /// The `fanout` executable built next to this test bundle.
-func fanoutExecutable() throws -> String {
+func fanoutExecutable() throws -> String { try siblingExecutable("fanout") }
+
+/// An executable of this package (`fanout`, `fanout-bench`) built next to this test bundle.
+func siblingExecutable(_ name: String) throws -> String {
     var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("fanout").path
+        let candidate = dir.appendingPathComponent(name).path
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         dir = dir.deletingLastPathComponent()
     }
-    let fallback = repositoryRoot.appendingPathComponent(".build/debug/fanout").path
+    let fallback = repositoryRoot.appendingPathComponent(".build/debug/\(name)").path
     guard FileManager.default.isExecutableFile(atPath: fallback) else {
-        throw TestFailure("the fanout executable is not built (swift build --build-tests builds it)")
+        throw TestFailure("the \(name) executable is not built (swift build --build-tests builds it)")
     }
     return fallback
 }
