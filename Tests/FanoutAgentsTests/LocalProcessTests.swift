@@ -3,7 +3,7 @@ import FanoutCore
 import Foundation
 import Testing
 
-@Suite struct LocalProcessTests {
+@Suite(.timeLimit(.minutes(2))) struct LocalProcessTests {
     let transport = LocalTransport(slots: 1)
 
     @Test func separatesStreamsAndReportsExitStatus() async {

@@ -5,7 +5,7 @@ import Testing
 
 /// The shell lines an agent runs, executed here by a real /bin/sh (dash, the usual remote shell) against a real
 /// folder. (That `exec` hands the test binary's exit signal back through sshd is pinned by the SSH transport tests.)
-@Suite struct RemoteLayoutTests {
+@Suite(.timeLimit(.minutes(2))) struct RemoteLayoutTests {
     let folder: Folder
     let layout: RemoteLayout
     var root: String { folder.path }

@@ -1,7 +1,7 @@
 import Testing
 @testable import FanoutCore
 
-@Suite struct EstimatorTests {
+@Suite(.timeLimit(.minutes(2))) struct EstimatorTests {
     let suite = TestSuite(id: SuiteID(module: "M", name: "C"), framework: .xctest, tests: ["a", "b", "c", "d"])
 
     @Test func emptyHistoryUsesTestCountTimesNominal() {
@@ -54,7 +54,7 @@ import Testing
     }
 }
 
-@Suite struct CrossDestinationEstimateTests {
+@Suite(.timeLimit(.minutes(2))) struct CrossDestinationEstimateTests {
     func sample(_ d: Double, _ n: Int = 2) -> ClassSample { ClassSample(duration: d, testCount: n) }
     let a = SuiteID(module: "M", name: "A"), b = SuiteID(module: "M", name: "B"), c = SuiteID(module: "M", name: "C")
 

@@ -2,7 +2,7 @@ import Testing
 @testable import FanoutCore
 
 /// The report's lower bound comes from the tests alone, never from how Fanout grouped them.
-@Suite struct MeasuredLowerBoundTests {
+@Suite(.timeLimit(.minutes(2))) struct MeasuredLowerBoundTests {
     func work(_ seconds: [Double], on destination: String = "local") -> [MeasuredLowerBound.Work] {
         seconds.map { .init(destination: destination, seconds: $0) }
     }

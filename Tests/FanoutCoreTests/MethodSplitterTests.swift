@@ -1,7 +1,7 @@
 import Testing
 @testable import FanoutCore
 
-@Suite struct MethodSplitterTests {
+@Suite(.timeLimit(.minutes(2))) struct MethodSplitterTests {
     /// One dominant class (20 methods of 1 s) and 20 small classes of 0.5 s, on 4 slots: share = 7.5 s.
     func dominantSuite() -> [WorkItem] {
         var items = [item("M", "Big", 20, tests: 20)]
@@ -18,6 +18,7 @@ import Testing
         let sizes = big.map(\.estimate)
         #expect((sizes.max() ?? 0) - (sizes.min() ?? 0) <= 1.0 + 1e-9, "balanced within one method: \(sizes)")
         #expect(big.allSatisfy { !$0.isWholeSuite && $0.estimate <= 7.5 / 2 + 1 })
+        #expect(items.filter { $0.suite.name != "Big" }.count == 20)
         #expect(items.filter { $0.suite.name != "Big" }.allSatisfy { $0.isWholeSuite }, "small classes stay whole")
         // Each group keeps the binary's order of its tests.
         for g in big {

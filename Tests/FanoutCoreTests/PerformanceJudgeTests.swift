@@ -5,7 +5,7 @@ import Testing
 /// Pins Xcode's performance rule at its boundaries: regression = more than 10% AND more than 0.1 s slower; too
 /// noisy = sample SD more than 10% of the average AND more than 0.1 s; a baseline applies only to the same test,
 /// metric, destination and hardware class.
-@Suite struct PerformanceJudgeTests {
+@Suite(.timeLimit(.minutes(2))) struct PerformanceJudgeTests {
     static let test = TestID(module: "DemoKitTests", suite: "PerformanceTests", name: "testMeasureSorting")
     static let wallClock = "org.swift.XCTPerformanceMetric_WallClockTime"
     static let hardware = "Intel Xeon E5-2673 v4 × 2"

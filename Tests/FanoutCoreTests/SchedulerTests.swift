@@ -1,7 +1,7 @@
 import Testing
 @testable import FanoutCore
 
-@Suite struct SchedulerTests {
+@Suite(.timeLimit(.minutes(2))) struct SchedulerTests {
     @Test func lowerBoundIsWorkOverSlotsOrLongest() {
         #expect(Scheduler.lowerBound(work: 40, longest: 5, slots: 4) == 10)
         #expect(Scheduler.lowerBound(work: 40, longest: 15, slots: 4) == 15)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import FanoutCore
 
-@Suite struct ShellQuoteTests {
+@Suite(.timeLimit(.minutes(2))) struct ShellQuoteTests {
     @Test(arguments: [
         "plain", "with space", "it's", "$(rm -rf /)", "`id`", "a;b", "line\nbreak", "", "\"dq\"", "back\\slash",
         "glob*?[x]", "tab\there", "emoji 🚀", "--flag=value", "semi;colon && echo hi | cat > /tmp/x",

@@ -1,7 +1,7 @@
 import Testing
 @testable import FanoutCore
 
-@Suite struct StragglerPolicyTests {
+@Suite(.timeLimit(.minutes(2))) struct StragglerPolicyTests {
     let policy = StragglerPolicy(minimumOverrun: 1, overhead: 0.02)
 
     func unit(_ id: Int, start: Double, estimate: Double, agent: String = "a1", excluded: Bool = false) -> RunningUnit {

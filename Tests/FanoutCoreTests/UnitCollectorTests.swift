@@ -1,7 +1,7 @@
 import Testing
 @testable import FanoutCore
 
-@Suite struct UnitCollectorTests {
+@Suite(.timeLimit(.minutes(2))) struct UnitCollectorTests {
     let a = item("M", "A", 1, tests: 4)
     let b = item("M", "B", 1, tests: 2)
     var unit: WorkUnit { WorkUnit(id: 7, items: [a, b]) }
@@ -131,6 +131,7 @@ import Testing
             c.consume(.ended(t, .skipped, duration: 0, reason: "not on Linux"))
         }
         let r = c.finish(.exited(0), diagnostics: "")
+        #expect(r.attempts.count == b.tests.count)
         #expect(r.attempts.values.allSatisfy { $0.outcome == .skipped && $0.skipReason == "not on Linux" })
         #expect(r.completeSuites.isEmpty)
     }
@@ -156,7 +157,7 @@ import Testing
     }
 }
 
-@Suite struct UnitCollectorEndingTests {
+@Suite(.timeLimit(.minutes(2))) struct UnitCollectorEndingTests {
     let a = item("M", "A", 1, tests: 2)
 
     @Test func nothingMatchedExitSixtyNineIsMissingNotRequeued() {

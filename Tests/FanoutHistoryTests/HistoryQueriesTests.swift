@@ -3,7 +3,7 @@ import FanoutCore
 import Foundation
 import Testing
 
-@Suite("Queries behind `fanout history show`")
+@Suite("Queries behind `fanout history show`", .timeLimit(.minutes(2)))
 struct HistoryQueriesTests {
     let login = SuiteID(module: "AppTests", name: "LoginTests")
 

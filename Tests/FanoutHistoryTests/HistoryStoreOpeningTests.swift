@@ -3,7 +3,7 @@ import FanoutCore
 import Foundation
 import Testing
 
-@Suite("Opening history files: fresh, existing, corrupt, truncated, unusable")
+@Suite("Opening history files: fresh, existing, corrupt, truncated, unusable", .timeLimit(.minutes(2)))
 struct HistoryStoreOpeningTests {
     /// 2027-01-15 08:00:00 UTC; the aside name is checked against the store's own formatting of it.
     let now = Date(timeIntervalSince1970: 1_800_000_000)

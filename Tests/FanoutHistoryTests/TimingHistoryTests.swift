@@ -2,7 +2,7 @@ import FanoutCore
 @testable import FanoutHistory
 import Testing
 
-@Suite("Recording runs and reading timing history back")
+@Suite("Recording runs and reading timing history back", .timeLimit(.minutes(2)))
 struct TimingHistoryTests {
     let login = SuiteID(module: "AppTests", name: "LoginTests")
     let cart = SuiteID(module: "AppTests", name: "CartTests")

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Bad input: a clear message, a documented exit code, never a crash.
-@Suite(.serialized) struct BadInputTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct BadInputTests {
     @Test func anUnwritableReportFolderIsRefusedBeforeAnythingRuns() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

@@ -173,7 +173,7 @@ import Testing
 }
 
 /// The baselines file and the `performance:` config block, without running tests.
-@Suite struct BaselineFileTests {
+@Suite(.timeLimit(.minutes(10))) struct BaselineFileTests {
     static let id = TestID(module: "M", suite: "C", name: "testPerf")
 
     func record(_ values: [Double], destination: String = "local", hardware: String? = "Xeon × 2",

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The `fanout` executable: bad input gets a clear message and exit code 2, never a crash.
-@Suite struct CLITests {
+@Suite(.timeLimit(.minutes(10))) struct CLITests {
     @Test(arguments: [
         (["run", "--slots", "0", "--bundle", "/bin/true"], "--slots"),
         (["run", "--filter", "(unclosed", "--bundle", "/bin/true"], "not a valid regular expression"),

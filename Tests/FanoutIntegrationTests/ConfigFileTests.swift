@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-@Suite struct ConfigFileTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigFileTests {
     @Test func theDocumentedExampleIsValidAndMeansTheDefaults() throws {
         var settings = RunSettings()
         try ConfigFile.load(repositoryRoot.appendingPathComponent("config/fanout.example.yml").path, into: &settings)
@@ -49,7 +49,7 @@ import Testing
     }
 }
 
-@Suite struct BuildFolderTests {
+@Suite(.timeLimit(.minutes(10))) struct BuildFolderTests {
     @Test func buildFoldersAreNamedTheSameInEveryRun() {
         // Pinned values: a digest seeded per process would rebuild from scratch in every run.
         #expect(Coordinator.stableDigest("debug -Xswiftc -DCI") == Coordinator.stableDigest("debug -Xswiftc -DCI"))

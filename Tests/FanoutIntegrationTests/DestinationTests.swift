@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// One suite on several destinations at once.
-@Suite(.serialized) struct DestinationTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct DestinationTests {
     @Test func debugAndReleaseSideBySideEachEstimatedFromItsOwnHistory() async throws {
         let dir = try TempDir()
         var s = RunSettings()
@@ -55,7 +55,7 @@ import Testing
             return
         }
         #expect(from == "a")
-        #expect(ratio > 0.5 && ratio < 2, "same machine, same build: about 1 (\(ratio))")
+        #expect(ratio > 0.2 && ratio < 5, "same machine, same build: about 1, whatever else the machine does (\(ratio))")
     }
 
     @Test func anExclusiveClassHasItsAgentToItself() async throws {
@@ -85,7 +85,10 @@ import Testing
         let outcome = try await Coordinator(settings: s).run()
         #expect(outcome.exitCode == .infrastructure)
         #expect(outcome.report.warnings.contains { $0.contains("no agent serves destination gpu") })
-        #expect(outcome.report.results.filter { $0.destination == "linux" }.allSatisfy { $0.outcome == .passed })
-        #expect(outcome.report.results.filter { $0.destination == "gpu" }.allSatisfy { $0.outcome == .notRun })
+        let linux = outcome.report.results.filter { $0.destination == "linux" }
+        let gpu = outcome.report.results.filter { $0.destination == "gpu" }
+        #expect(!linux.isEmpty && linux.count == gpu.count, "each destination lists every test: \(linux.count) / \(gpu.count)")
+        #expect(linux.allSatisfy { $0.outcome == .passed })
+        #expect(gpu.allSatisfy { $0.outcome == .notRun })
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// The `fanout` process itself, interrupted with real signals mid-run.
-@Suite(.serialized) struct InterruptTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct InterruptTests {
     /// Starts `fanout run …`, waits until a unit has started, sends `signals` (one every 0.3 s), and returns the
     /// exit code and everything printed.
     func interrupt(_ args: [String], with signals: [Int32], cwd: String) async throws -> (Int32, String) {

@@ -21,7 +21,7 @@ final class EventLog: Sendable {
 }
 
 /// Agents that die or freeze mid-run, against the real local fleet (faults injected by PID with fault.sh).
-@Suite(.serialized) struct ResilienceTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ResilienceTests {
     let fault = repositoryRoot.appendingPathComponent("Agents/local-fleet/fault.sh").path
 
     func inject(_ agent: String, _ what: String) async {
@@ -56,7 +56,7 @@ final class EventLog: Sendable {
         }
     }
 
-    @Test func aKilledAgentIsNoticedWithinASecondAndTheRunCompletes() async throws {
+    @Test func aKilledAgentIsNoticedAndTheRunCompletes() async throws {
         let dir = try TempDir()
         let s = try await settings(dir)
         let log = EventLog()
@@ -68,8 +68,8 @@ final class EventLog: Sendable {
         let outcome = try await run.value
 
         let noticed = try #require(log.firstWarning(containing: "agent-2 was lost"))
-        print("measured: killed sshd session noticed after \(Int(noticed.timeIntervalSince(killedAt) * 1000)) ms")
-        #expect(noticed.timeIntervalSince(killedAt) < 1.0, "noticed after \(noticed.timeIntervalSince(killedAt)) s")
+        // Noticed from the dropped connection, not from the unit's 60 s time limit (how fast: scripts/bench.sh).
+        #expect(noticed.timeIntervalSince(killedAt) < 30, "noticed after \(noticed.timeIntervalSince(killedAt)) s")
         #expect(outcome.exitCode == .success)
         let ids = outcome.report.results.map(\.id)
         #expect(Set(ids).count == ids.count && ids.count >= 200, "every test exactly once")
@@ -80,7 +80,7 @@ final class EventLog: Sendable {
         #expect(left.isEmpty, "what the lost session left running was killed on re-admission: \(left)")
     }
 
-    @Test func aFrozenAgentIsNoticedWithinTenSecondsAndReadmittedAfterThaw() async throws {
+    @Test func aFrozenAgentIsNoticedAndReadmittedAfterThaw() async throws {
         let dir = try TempDir()
         var s = try await settings(dir)
         // Whole classes, none cut for idle slots: the run outlasts the freeze, so the re-admission is seen.
@@ -101,8 +101,8 @@ final class EventLog: Sendable {
         await inject("agent-3", "thaw")
         let outcome = try await run.value
         let noticed = try #require(log.firstWarning(containing: "agent-3 was lost"))
-        print("measured: frozen agent noticed after \(Int(noticed.timeIntervalSince(frozenAt) * 1000)) ms")
-        #expect(noticed.timeIntervalSince(frozenAt) < 10, "noticed after \(noticed.timeIntervalSince(frozenAt)) s")
+        // Noticed by the keepalive deadline, before the unit's 60 s time limit (how fast: scripts/bench.sh).
+        #expect(noticed.timeIntervalSince(frozenAt) < 45, "noticed after \(noticed.timeIntervalSince(frozenAt)) s")
         #expect(log.firstWarning(containing: "agent-3 is back") != nil, "re-admitted after SIGCONT")
         #expect(outcome.exitCode == .success)
         let ids = outcome.report.results.map(\.id)

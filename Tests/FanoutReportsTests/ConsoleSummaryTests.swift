@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import FanoutReports
 
-@Suite struct ConsoleSummaryTests {
+@Suite(.timeLimit(.minutes(2))) struct ConsoleSummaryTests {
     let report = Sample.report()
     var plain: String { ConsoleSummary(color: false).render(report) }
 
@@ -195,7 +195,7 @@ import Testing
     }
 }
 
-@Suite struct ConsoleTextTests {
+@Suite(.timeLimit(.minutes(2))) struct ConsoleTextTests {
     @Test func wrapsAtSpacesAndKeepsEveryWord() {
         let text = "the quick brown fox jumps over the lazy dog again and again"
         let lines = ConsoleText.wrap(text, width: 20, indent: "  ", continuation: "    ")

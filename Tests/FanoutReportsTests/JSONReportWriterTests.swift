@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import FanoutReports
 
-@Suite struct JSONReportWriterTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONReportWriterTests {
     let writer = JSONReportWriter()
 
     @Test func roundTripGivesBackTheSameReport() throws {
@@ -116,7 +116,7 @@ import Testing
     }
 }
 
-@Suite struct ISO8601TimestampTests {
+@Suite(.timeLimit(.minutes(2))) struct ISO8601TimestampTests {
     @Test(arguments: [0.0, 1_714_564_800.25, 1_700_000_000.123, 1_712_345_678.999, -86_400.5, 951_782_400.001])
     func millisecondDatesRoundTripExactly(seconds: Double) throws {
         let date = Date(timeIntervalSince1970: seconds)

@@ -6,7 +6,7 @@ import Testing
 import FoundationXML
 #endif
 
-@Suite(.serialized) struct JUnitWriterTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct JUnitWriterTests {
     let report = Sample.report()
 
     private func document(_ report: RunReport, writer: JUnitWriter = JUnitWriter()) throws -> XMLDocument {

@@ -7,7 +7,7 @@ import FoundationXML
 #endif
 
 /// Verdicts in the console summary, JUnit and report.json, and results of several destinations side by side.
-@Suite struct PerformanceReportTests {
+@Suite(.timeLimit(.minutes(2))) struct PerformanceReportTests {
     static let perfTest = "DemoKitTests.PerformanceTests/testMeasureSorting"
     static let values = [0.318, 0.317, 0.319, 0.318, 0.318, 0.318, 0.317, 0.319, 0.318, 0.318]
 

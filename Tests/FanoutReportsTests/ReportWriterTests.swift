@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import FanoutReports
 
-@Suite struct ReportWriterTests {
+@Suite(.timeLimit(.minutes(2))) struct ReportWriterTests {
     private func temporaryDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("fanout-reports-\(UUID().uuidString)")
     }

@@ -1,7 +1,7 @@
 import Testing
 @testable import FanoutReports
 
-@Suite struct XMLEscapingTests {
+@Suite(.timeLimit(.minutes(2))) struct XMLEscapingTests {
     @Test func escapesTheFiveSpecialCharacters() {
         #expect(XMLEscaping.text(#"a & b < c > d "e" 'f'"#) == "a &amp; b &lt; c &gt; d &quot;e&quot; &apos;f&apos;")
         #expect(XMLEscaping.attribute("<&>") == "&lt;&amp;&gt;")
@@ -40,7 +40,7 @@ import Testing
     }
 }
 
-@Suite struct TextSanitizerTests {
+@Suite(.timeLimit(.minutes(2))) struct TextSanitizerTests {
     @Test(arguments: [
         ("\u{1B}[31mred\u{1B}[0m", "red"),
         ("\u{1B}[38;5;196mcolor256\u{1B}[m", "color256"),

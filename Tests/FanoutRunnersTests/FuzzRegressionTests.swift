@@ -14,7 +14,7 @@ private func minorPageFaults() -> Int {
 #endif
 
 /// What fuzzing the parsers (FuzzTests.swift) found, each input pinned to the fix it led to.
-@Suite struct FuzzRegressionTests {
+@Suite(.timeLimit(.minutes(10))) struct FuzzRegressionTests {
     // MARK: XCTest durations
 
     /// `Double` reads `nan`, `inf`, `-1` and `1e999`: a duration was NaN, infinite or negative, and every sum and

@@ -8,7 +8,7 @@ import Testing
 /// relies on. This fuzzer is deterministic (SplitMix64, seeded): `FANOUT_FUZZ_SEED` and `FANOUT_FUZZ_INPUTS` replay a
 /// failure or lengthen the run (`scripts/fuzz.sh`); `FANOUT_FUZZ_SHARD` replays one shard only. The defaults keep
 /// `swift test` short.
-@Suite struct FuzzTests {
+@Suite(.timeLimit(.minutes(10))) struct FuzzTests {
     /// At least a million inputs: random bytes, mutated real captures, structure-aware XCTest and Swift Testing
     /// streams (well-formed ones checked against the events they must give), listings, and the line splitter,
     /// every one fed in random chunks.
@@ -59,7 +59,7 @@ import Testing
         }
         #expect(total.failures.count == 0, "\(total.failures.count) inputs broke an invariant")
         // A parser that hangs or goes quadratic shows up as one slow input among small ones.
-        #expect(total.slowest < 2, "an input took \(total.slowest) s: \(total.slowestInput)")
+        #expect(total.slowest < 10, "no input is pathological (quadratic): one took \(total.slowest) s: \(total.slowestInput)")
         if settings.onlyShard == nil, settings.onlyKind == nil {
             #expect(total.inputs >= 1_000_000)
             #expect(total.inputs >= settings.inputs)

@@ -2,7 +2,7 @@ import FanoutCore
 import Testing
 @testable import FanoutRunners
 
-@Suite struct SwiftTestingTests {
+@Suite(.timeLimit(.minutes(2))) struct SwiftTestingTests {
     @Test func passingRunFromTheEventStream() throws {
         let events = parse(SwiftTestingEventParser(), stdout: try Captures.bytes("swift-testing-pass.jsonl"))
         #expect(events.started.count == 4, "suites and parameterized test cases are not tests of their own")

@@ -2,7 +2,7 @@ import FanoutCore
 import Testing
 @testable import FanoutRunners
 
-@Suite struct XCTestOutputParserTests {
+@Suite(.timeLimit(.minutes(2))) struct XCTestOutputParserTests {
     let demo = unit([("DemoKitTests", "ArithmeticTests"), ("DemoKitTests", "GCDTests")])
 
     @Test func passingClassesAndTheirSuiteTimes() throws {
@@ -201,6 +201,7 @@ import Testing
         #expect(!a.ended.isEmpty)
         #expect(a.ended.allSatisfy { $0.0.suite.module == "IntegrationTests" })
         let b = parse(XCTestOutputParser(unit: unit([("DemoKitTests", "SharedNameTests")])), stdout: stdout)
+        #expect(b.ended.count == a.ended.count)
         #expect(b.ended.allSatisfy { $0.0.suite.module == "DemoKitTests" })
     }
 

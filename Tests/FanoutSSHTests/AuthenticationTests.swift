@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension FleetTests {
-    @Suite struct Authentication {
+    @Suite(.timeLimit(.minutes(10))) struct Authentication {
         private func connectError(_ authentication: SSHAuthentication) async throws -> SSHError {
             do {
                 let connection = try await TestFleet.connect(1, authentication: authentication)
@@ -163,8 +163,7 @@ extension FleetTests {
                     return
                 }
                 #expect(error.description.contains("refused"))
-                #expect(elapsed < 1, "took \(elapsed) s")
-                print("refused connect failed after \(milliseconds(elapsed)): \(error)")
+                #expect(elapsed < 10, "refused at once, not after a connect deadline: \(elapsed) s")
             }
         }
     }

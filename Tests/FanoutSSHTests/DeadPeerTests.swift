@@ -8,7 +8,7 @@ import Glibc
 extension FleetTests {
     /// Faults injected into the per-connection sshd processes of agent 2 (children of its master sshd, whose PID
     /// is in the fleet dir). Signals go to PIDs we found, never to names.
-    @Suite struct DeadPeer {
+    @Suite(.timeLimit(.minutes(10))) struct DeadPeer {
         /// Connects to agent 2 and returns the connection and the PIDs of its per-connection sshd process tree.
         private func connectAndFindServerProcesses(
             deadPeerTimeout: Double
@@ -56,9 +56,10 @@ extension FleetTests {
                 Issue.record("expected .failed(.connectionLost), got \(String(describing: last))")
                 return
             }
-            #expect(elapsed < 1, "took \(elapsed) s")
+            // Noticed from the dropped connection, long before the 8 s dead-peer timeout could say so (scripts/bench.sh
+            // reports how fast; a bound here is correctness, not speed).
+            #expect(elapsed < 5, "took \(elapsed) s")
             #expect(!connection.isAlive)
-            print("killed sshd noticed after \(milliseconds(elapsed)): \(last.map { "\($0)" } ?? "")")
             await connection.close()
         }
 
@@ -82,9 +83,8 @@ extension FleetTests {
             }
             #expect(reason.contains("keepalive"))
             #expect(elapsed >= deadPeerTimeout - 1.1, "declared dead too early: \(elapsed) s")
-            #expect(elapsed <= deadPeerTimeout + 1.5, "declared dead too late: \(elapsed) s")
+            #expect(elapsed <= deadPeerTimeout + 15, "declared dead, by its keepalive deadline: \(elapsed) s")
             #expect(!connection.isAlive)
-            print("frozen sshd declared dead after \(milliseconds(elapsed)) (deadPeerTimeout \(deadPeerTimeout) s)")
             await connection.close()
         }
 
@@ -97,13 +97,12 @@ extension FleetTests {
             }
             let start = now()
             for pid in victims { kill(pid, SIGSTOP) }
-            while connection.isAlive && now() - start < deadPeerTimeout + 5 {
+            while connection.isAlive && now() - start < deadPeerTimeout + 15 {
                 try await Task.sleep(for: .milliseconds(50))
             }
             let elapsed = now() - start
             #expect(!connection.isAlive)
-            #expect(elapsed <= deadPeerTimeout + 1.5, "took \(elapsed) s")
-            print("idle connection to a frozen sshd declared dead after \(milliseconds(elapsed))")
+            #expect(elapsed <= deadPeerTimeout + 15, "took \(elapsed) s")
             // Requests on a dead connection fail at once.
             do {
                 _ = try await connection.run("true")
@@ -138,8 +137,7 @@ extension FleetTests {
                     return
                 }
                 #expect(phase == "SSH handshake")
-                #expect(elapsed >= 0.9 && elapsed < 2, "took \(elapsed) s")
-                print("handshake with a frozen sshd timed out after \(milliseconds(elapsed)): \(error)")
+                #expect(elapsed >= 0.9 && elapsed < 10, "its 1 s connect deadline, not the 30 s default: \(elapsed) s")
             }
 
             options.connectTimeout = 30
@@ -156,12 +154,12 @@ extension FleetTests {
                 Issue.record("the cancelled connect succeeded")
             } catch {
                 #expect(error as? SSHError == .cancelled)
-                #expect(now() - start < 1)
+                #expect(now() - start < 10, "cancelled, long before the 30 s connect deadline")
             }
         }
     }
 
-    @Suite struct Measurements {
+    @Suite(.timeLimit(.minutes(10))) struct Measurements {
         @Test func connectAndExecLatency() async throws {
             try await TestFleet.shared.ensureStarted()
             var connects: [SSHConnectTimings] = []

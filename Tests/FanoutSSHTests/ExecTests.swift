@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 extension FleetTests {
-    @Suite struct Exec {
+    @Suite(.timeLimit(.minutes(10))) struct Exec {
         @Test func stdoutAndStderrAreSeparate() async throws {
             let connection = try await TestFleet.connect(1)
             let result = try await connection.run("echo out1; echo err1 >&2; echo out2; echo err2 >&2")

@@ -4,10 +4,10 @@ import Testing
 
 /// Every test that talks to the local fleet lives under this one serialized suite: the fleet is shared, fault tests
 /// signal the sshd process of "their" connection, and the timings printed are not disturbed by parallel tests.
-@Suite(.serialized) struct FleetTests {}
+@Suite(.serialized, .timeLimit(.minutes(10))) struct FleetTests {}
 
 extension FleetTests {
-    @Suite struct HostKeys {
+    @Suite(.timeLimit(.minutes(10))) struct HostKeys {
         /// Connecting to agent 1 with `knownHosts`, expecting failure.
         private func connectError(knownHosts: String, policy: HostKeyPolicy) async throws -> SSHError {
             do {

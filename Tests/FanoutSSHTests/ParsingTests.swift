@@ -2,7 +2,7 @@
 import Testing
 
 /// Pieces that need no server.
-@Suite struct ParsingTests {
+@Suite(.timeLimit(.minutes(10))) struct ParsingTests {
     @Test func base64RoundTripAndUnpaddedFingerprints() {
         for length in 0..<10 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
@@ -83,7 +83,7 @@ import Testing
 
 /// known_hosts handling through libssh2, without a server (a session that never connects is enough for libssh2's
 /// knownhost API).
-@Suite struct KnownHostsTests {
+@Suite(.timeLimit(.minutes(10))) struct KnownHostsTests {
     @Test func keyTypesKnownForAHostIncludeHashedAndPortEntries() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/known_hosts"

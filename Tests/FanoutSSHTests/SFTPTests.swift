@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 extension FleetTests {
-    @Suite struct SFTP {
+    @Suite(.timeLimit(.minutes(10))) struct SFTP {
         private var workdir: String { "\(TestFleet.directory)/agents/agent-1/work" }
 
         @Test func uploadKeepsEveryByte() async throws {
