@@ -82,8 +82,9 @@ final class EventLog: Sendable {
 
     @Test func aFrozenAgentIsNoticedAndReadmittedAfterThaw() async throws {
         let dir = try TempDir()
-        var s = try await settings(dir)
-        // Whole classes, none cut for idle slots: the run outlasts the freeze, so the re-admission is seen.
+        // Waits twice as long and whole classes (none cut for idle slots): the run outlasts the freeze, its detection
+        // and the thaw by several seconds, so there is still work when the agent comes back.
+        var s = try await settings(dir, env: ["DEMO_LATENCY_SCALE": "2"])
         s.keepWhole = [".*"]
         #expect(s.ssh.deadAfter <= 10)
         let log = EventLog()
