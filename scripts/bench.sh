@@ -2,18 +2,23 @@
 # Benchmark (not a test).
 #
 #   scripts/bench.sh [--repeat K]          the demo suite with warm timing history at 4 and 8 local slots, against
-#                                          `swift test --parallel --num-workers N` on the same suite in the same run, and
-#                                          (as root) on 4 SSH agents on loopback. K runs per case, the median is printed.
+#                                          `swift test --parallel --num-workers N` on the same suite in the same run, like
+#                                          with like (`fanout run --bundle` vs `swift test --skip-build`, and `fanout run
+#                                          --package` vs `swift test` with their no-op builds), exit codes and test counts
+#                                          checked; and (as root) on 4 SSH agents on loopback. K runs per case, the median.
 #   scripts/bench.sh --full [--repeat K]   all of the above, then (fanout-bench, Sources/FanoutBench; K runs per case too):
-#                                          - three generated suites (lognormal, many-small, dominant; fixed seeds), each
-#                                            run for real by Fanout, split by count, split by name, static longest-first
-#                                            from history and `swift test --parallel --num-workers 8` on 8 local slots,
-#                                            and (as root) by Fanout and the static splitters on 4 SSH agents × 2 slots;
+#                                          - five generated suites (lognormal, many-small, dominant, skewed: they sleep;
+#                                            cpu-bound: it computes; fixed seeds), each run for real by Fanout (warm, first
+#                                            run with no history, wrong history, on the package), split by count, split by
+#                                            name, static longest-first from history and `swift test --parallel` (prebuilt
+#                                            and with its build) on 8 local slots, and (as root) by Fanout and the static
+#                                            splitters on 4 SSH agents × 2 slots (lognormal, dominant, skewed);
 #                                          - the real Scheduler on a virtual clock: 100,000 classes, 1,000 agents × 4 slots,
 #                                            20 % duration noise, then 5 % of the agents failing mid-run;
 #                                          - (as root) 32 SSH agents on loopback: connection setup, dispatch latency, the
 #                                            coordinator's CPU and memory over real runs;
-#                                          and writes BENCHMARKS.md and docs/bench-ratios.svg. About 15-20 minutes here.
+#                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
+#                                          docs/bench-ratios.svg and README's figures. About 40 minutes here.
 #
 # Generated suites, histories, reports and fleets live in $BENCH_DIR (default /tmp/fanout-bench), never in the repo.
 # Prints per case: wall time (build excluded), makespan, the lower bound LB, makespan / LB, wall - LB.
@@ -67,31 +72,61 @@ demo_cases() {
   echo "warming the timing history (2 runs at 4 slots)…"
   for _ in 1 2; do "$fanout" run --bundle "$bundle" --slots 4 --history "$history" --report-dir "$work/warm" >/dev/null || true; done
 
-  printf '\n%-6s %-28s %9s %9s %9s %9s %9s %10s\n' slots runner wall makespan LB mk/LB wall-LB "vs fanout"
+  # Both runners' exit codes and test counts are checked: a row whose tests did not all run is marked, never a figure.
+  tests_in() { field "$1" "len(r['results'])"; }
+  failed_in() { field "$1" "sum(1 for t in r['results'] if t['outcome'] not in ('passed', 'skipped', 'flaky'))"; }
+  expected=$(tests_in "$work/warm/report.json")
+  xctests=$("$bundle" --list-tests 2>/dev/null | grep -c '/' || true)
+  verdict() { # verdict EXIT RAN EXPECTED: "" when complete, else a mark for the row
+    if [[ $1 == 0 && $2 -ge $3 ]]; then echo ""; else echo "  INCOMPLETE: $2/$3 tests, exit $1"; fi
+  }
+  printf '\n%-6s %-44s %9s %9s %14s %9s %9s %10s\n' slots runner wall makespan "LB (per test)" mk/LB wall-LB "vs fanout"
   for slots in 4 8; do
-    walls=(); mks=(); lbs=()
+    walls=(); mks=(); lbs=(); marks=""
     for i in $(seq "$repeat"); do
       t0=$(now)
-      "$fanout" run --bundle "$bundle" --slots "$slots" --history "$history" --report-dir "$work/r$slots-$i" >/dev/null || true
+      rc=0; "$fanout" run --bundle "$bundle" --slots "$slots" --history "$history" --report-dir "$work/r$slots-$i" >/dev/null || rc=$?
       t1=$(now)
       walls+=("$(echo "$t1 - $t0" | bc -l)")
       mks+=("$(field "$work/r$slots-$i/report.json" "r['timing']['makespan']")")
       lbs+=("$(field "$work/r$slots-$i/report.json" "r['timing']['lowerBound']")")
+      marks+=$(verdict "$rc" "$(( $(tests_in "$work/r$slots-$i/report.json") - $(failed_in "$work/r$slots-$i/report.json") ))" "$expected")
     done
     wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
-    printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs %10s\n' "$slots" "fanout (warm history)" "$wall" "$mk" "$lb" \
-      "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)" "1.00"
+    printf '%-6s %-44s %8.2fs %8.2fs %13.2fs %9.3f %8.2fs %10s%s\n' "$slots" "fanout run --bundle (warm history)" "$wall" "$mk" "$lb" \
+      "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)" "1.00" "$marks"
 
-    alt=()
+    # Like with like: `fanout run --package` against `swift test --parallel`, each with its no-op build; and the
+    # prebuilt pair, `fanout run --bundle` (above) against `swift test --skip-build --parallel`.
+    pwalls=(); marks=""
     for i in $(seq "$repeat"); do
       t0=$(now)
-      swift test --package-path "$demo" --skip-build --parallel --num-workers "$slots" >/dev/null 2>&1 || true
+      rc=0; "$fanout" run --package "$demo" --slots "$slots" --history "$history" --report-dir "$work/p$slots-$i" >/dev/null || rc=$?
       t1=$(now)
-      alt+=("$(echo "$t1 - $t0" | bc -l)")
+      pwalls+=("$(echo "$t1 - $t0" | bc -l)")
+      marks+=$(verdict "$rc" "$(( $(tests_in "$work/p$slots-$i/report.json") - $(failed_in "$work/p$slots-$i/report.json") ))" "$expected")
     done
-    altwall=$(printf '%s\n' "${alt[@]}" | median)
-    printf '%-6s %-28s %8.2fs %9s %9s %9s %8.2fs %9.2fx\n' "$slots" "swift test --parallel" "$altwall" - - - \
-      "$(echo "$altwall - $lb" | bc -l)" "$(echo "$altwall / $wall" | bc -l)"
+    pwall=$(printf '%s\n' "${pwalls[@]}" | median)
+    printf '%-6s %-44s %8.2fs %9s %14s %9s %9s %10s%s\n' "$slots" "fanout run --package (no-op build included)" "$pwall" - - - - "1.00" "$marks"
+
+    for build in skip build; do
+      alt=(); marks=""
+      for i in $(seq "$repeat"); do
+        xunit="$work/st-$slots-$build-$i.xml"
+        flags=(--parallel --num-workers "$slots" --xunit-output "$xunit")
+        [[ $build == skip ]] && flags=(--skip-build "${flags[@]}")
+        t0=$(now)
+        rc=0; swift test --package-path "$demo" "${flags[@]}" >/dev/null 2>&1 || rc=$?
+        t1=$(now)
+        alt+=("$(echo "$t1 - $t0" | bc -l)")
+        ran=$(grep -o '<testcase' "$xunit" 2>/dev/null | wc -l); bad=$(grep -o '<failure' "$xunit" 2>/dev/null | wc -l)
+        marks+=$(verdict "$rc" "$((ran - bad))" "$xctests")
+      done
+      altwall=$(printf '%s\n' "${alt[@]}" | median)
+      if [[ $build == skip ]]; then label="swift test --skip-build --parallel"; ref=$wall; else label="swift test --parallel (no-op build included)"; ref=$pwall; fi
+      printf '%-6s %-44s %8.2fs %9s %14s %9s %8.2fs %9.2fx%s\n' "$slots" "$label" "$altwall" - - - \
+        "$(echo "$altwall - $lb" | bc -l)" "$(echo "$altwall / $ref" | bc -l)" "$marks"
+    done
   done
 
   # --- The same suite across 4 real sshd agents on loopback (Agents/local-fleet), as root only (the fleet's user).
@@ -129,9 +164,10 @@ demo_cases() {
   fi
 
   echo
-  echo "wall: the whole fanout command with --bundle (discovery, planning, reports and history included; no build)."
-  echo "LB: max(total unit time / slots, longest unit) from the durations measured in that run (Fanout's report)."
-  echo "vs fanout: the alternative's wall time / fanout's wall time (above 1 means fanout is faster)."
+  echo "wall: the whole command (discovery, planning, reports and history included; builds only where the row says so)."
+  echo "LB (per test): max(total test time / slots, longest test) from the per-test durations of that run (Fanout's report)."
+  echo "vs fanout: the alternative's wall / the wall of fanout invoked the same way (--skip-build vs --bundle, a build vs"
+  echo "--package); above 1 means fanout is faster. swift test's count is its xUnit file's test cases (XCTest only)."
 }
 
 # Not in a pipeline: the function runs in this shell (its fleet is this shell's to stop); tee gets a copy.
@@ -155,11 +191,13 @@ else
   echo "(not root: the SSH fleet cases and the 32-agent scale are skipped)"
 fi
 
-for shape in lognormal many-small dominant; do
+for shape in lognormal many-small dominant skewed cpu-bound; do
   echo
   echo "== suite: $shape (seed 1) =="
+  # The SSH fleet for the suites whose question it answers (packing, splitting, stealing over SSH).
+  case $shape in many-small | cpu-bound) args=(--fleet-agents 0) ;; *) args=("${fleet_args[@]}") ;; esac
   "$bench" suite --shape "$shape" --seed 1 --slots 8 --repeats "$repeat" --dir "$bench_dir" --fanout "$fanout" \
-    --repo "$root" "${fleet_args[@]}" --json "$results/suite-$shape.json"
+    --repo "$root" "${args[@]}" --json "$results/suite-$shape.json"
 done
 
 echo
@@ -181,6 +219,7 @@ fi
 
 elapsed=$(($(date +%s) - started))
 echo
-"$bench" report --results "$results" --markdown "$root/BENCHMARKS.md" --svg "$root/docs/bench-ratios.svg" \
+"$bench" report --results "$results" --data "$root/docs/bench-results.json" --markdown "$root/BENCHMARKS.md" \
+  --svg "$root/docs/bench-ratios.svg" --readme "$root/README.md" \
   --command "scripts/bench.sh --full" --demo "$work/demo.txt" --repo "$root" \
   --elapsed "$((elapsed / 60)) min $((elapsed % 60)) s"

@@ -19,8 +19,13 @@ struct CaseResult: Codable, Sendable {
     /// Test processes started (units or shards), when known.
     var processes: Int?
     var note: String?
+    /// How the command ended (0 expected), when it is one command.
+    var exitCode: Int32?
 
-    var complete: Bool { testsPassed == testsExpected }
+    /// Every asked-for test passed and the command exited 0: only such a row is a speed figure.
+    var complete: Bool { testsPassed == testsExpected && (exitCode ?? 0) == 0 }
+    /// A Fanout variant (warm, first run, wrong history, --package), not an alternative to it.
+    var isFanout: Bool { strategy.hasPrefix("fanout") }
 }
 
 /// Everything measured for one generated suite.
@@ -37,8 +42,11 @@ struct SuiteResult: Codable, Sendable {
     var referenceSerial: Double
     var longestMethod: Double
     var longestClass: Double
-    /// max(total method time / slots, longest method): no schedule can end sooner, even one that splits classes.
+    /// max(total method time / parallelism, longest method): no schedule can end sooner, even one that splits
+    /// classes. Parallelism is the slots for waiting tests, min(slots, cores) for computing ones.
     var methodLowerBound: Double
+    /// Cores of the machine (computing suites are bounded by them, not by the slots).
+    var cores: Int?
     /// max(total / slots, longest class): the bound for schedules of whole classes.
     var classLowerBound: Double
     var fleetDescription: String?
@@ -47,9 +55,19 @@ struct SuiteResult: Codable, Sendable {
     var loadAverage: [Double]?
     var cases: [CaseResult]
 
-    func fanout(_ fleet: String) -> CaseResult? { cases.first { $0.strategy == "fanout" && $0.fleet == fleet } }
+    func fanout(_ fleet: String) -> CaseResult? { strategy("fanout", fleet) }
+    func strategy(_ name: String, _ fleet: String = "local") -> CaseResult? {
+        cases.first { $0.strategy == name && $0.fleet == fleet }
+    }
+    /// The alternatives to Fanout's warm run on a prebuilt product (`swift test` with its build step is compared with
+    /// `fanout run --package` instead: like with like).
     func alternatives(_ fleet: String) -> [CaseResult] {
-        cases.filter { $0.strategy != "fanout" && $0.fleet == fleet && $0.complete }
+        cases.filter { !$0.isFanout && $0.strategy != "swift-test-parallel-build" && $0.fleet == fleet && $0.complete }
+    }
+
+    /// The Fanout row an alternative is compared with: the one invoked the same way.
+    func fanoutPair(of c: CaseResult) -> CaseResult? {
+        c.strategy == "swift-test-parallel-build" ? strategy("fanout-package", c.fleet) : fanout(c.fleet)
     }
 }
 
@@ -139,4 +157,16 @@ enum JSONFiles {
     static func read<T: Decodable>(_ type: T.Type, from path: String) throws -> T {
         try JSONDecoder().decode(type, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
+}
+
+/// Everything one benchmark run measured, committed as docs/bench-results.json: BENCHMARKS.md, the chart and the
+/// README's figures are generated from it (`fanout-bench report --from docs/bench-results.json --check` proves it).
+struct BenchRun: Codable, Sendable {
+    var machine: MarkdownReport.Machine
+    var command: String
+    var elapsed: String?
+    var demo: String?
+    var suites: [SuiteResult]
+    var sims: [SimulationResult]
+    var fleet: FleetScaleResult?
 }

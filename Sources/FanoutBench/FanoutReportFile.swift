@@ -33,6 +33,8 @@ struct FanoutReportFile: Decodable {
         var startedAt: Double
         var duration: Double
         var suites: [String]
+        var testCount: Int?
+        var takenFrom: Int?
     }
     struct Agent: Decodable {
         var name: String
@@ -69,6 +71,8 @@ struct FanoutReportFile: Decodable {
     }
 
     var passed: Int { results.filter { $0.outcome == "passed" }.count }
+    /// Tests that idle slots took over from running units (work stealing).
+    var stolenTests: Int { units.filter { $0.takenFrom != nil }.reduce(0) { $0 + ($1.testCount ?? 0) } }
     var testTime: Double { results.reduce(0) { $0 + ($1.duration ?? 0) } }
 
     /// Seconds per test method, `Module.Class/test`.

@@ -15,25 +15,20 @@ enum MarkdownReport {
         for fleet in ["local", "ssh"] {
             let rows = r.cases.filter { $0.fleet == fleet }
             guard !rows.isEmpty else { continue }
-            let fanout = r.fanout(fleet)
             for c in rows {
                 let isFanout = c.strategy == "fanout"
                 var ratio = "—"
-                if let fanout, fanout.complete {
-                    if isFanout {
-                        if let best = r.alternatives(fleet).min(by: { $0.wall < $1.wall }) {
-                            ratio = "1.00 (best alternative: \(f2(speedup(best, over: fanout)))×)"
-                        }
-                    } else if c.complete {
-                        ratio = f2(speedup(c, over: fanout)) + "×"
-                    }
+                if isFanout, c.complete, let best = r.alternatives(fleet).min(by: { $0.wall < $1.wall }) {
+                    ratio = "1.00 (best alternative: \(f2(speedup(best, over: c)))×)"
+                } else if !c.isFanout, c.complete, let pair = r.fanoutPair(of: c), pair.complete {
+                    ratio = f2(speedup(c, over: pair)) + "×" + (pair.strategy == "fanout" ? "" : " (vs `--package`)")
                 }
-                let name = isFanout ? "**\(c.label)**" : c.label
+                let name = c.isFanout ? "**\(c.label)**" : c.label
                 s += "| \(fleetName(fleet, r)) | \(name) | \(f2(c.wall)) s | "
                     + (c.makespan.map { f2($0) + " s" } ?? "—") + " | "
                     + (c.makespan.map { f3($0 / r.methodLowerBound) } ?? "—") + " | "
                     + "\(f2(c.wall - r.methodLowerBound)) s | " + (c.processes.map(String.init) ?? "—") + " | "
-                    + "\(c.testsPassed)/\(c.testsExpected)\(c.complete ? "" : " ⚠") | \(ratio) |\n"
+                    + "\(testsCell(c)) | \(ratio) |\n"
             }
         }
         let notes = r.cases.compactMap { c in c.note.map { "- \(c.label) (\(c.fleet)): \(String($0.prefix(300)))" } }
@@ -41,11 +36,19 @@ enum MarkdownReport {
         return s
     }
 
+    /// `546/546`, or a row that is no speed figure: not every test ran and passed, or the command failed.
+    static func testsCell(_ c: CaseResult) -> String {
+        if c.complete { return "\(c.testsPassed)/\(c.testsExpected)" }
+        return "**INCOMPLETE**: \(c.testsPassed)/\(c.testsExpected) passed" + (c.exitCode.map { ", exit \($0)" } ?? "")
+    }
+
     static func suiteSection(_ r: SuiteResult) -> String {
         var s = "### \(r.shape.rawValue) (seed \(r.seed))\n\n"
         s += "\(r.summary). \(r.classes) classes, \(r.methods) test methods; the generator's waits add up to "
             + "\(f2(r.nominalSerial)) s, the reference run measured \(f2(r.referenceSerial)) s of test time "
             + "(longest class \(f2(r.longestClass)) s, longest method \(f3(r.longestMethod)) s). "
+            + (r.shape.computes ? "The methods compute, so at most \(min(r.slots, r.cores ?? r.slots)) run at once on this machine's "
+                + "\(r.cores ?? 0) cores whatever the slots: the LB divides by that (its reference run used one slot). " : "")
             + "**LB at \(r.slots) slots, method level: \(f2(r.methodLowerBound)) s** (whole classes: "
             + "\(f2(r.classLowerBound)) s). Build: \(f1(r.buildSeconds)) s, not counted."
             + (r.loadAverage.map { " Load average (1 min) when its cases started / ended: \($0.map(f2).joined(separator: " / "))." } ?? "")
@@ -154,16 +157,38 @@ enum MarkdownReport {
                                 + " (whole-class LB \(f2(r.classLowerBound)) s)",
                             met: f.complete && mk <= 1.15 * r.methodLowerBound))
         }
-        var all: [String] = [], allFaster = true
-        for r in suites {
-            guard let f = r.fanout("local"), let st = r.cases.first(where: { $0.strategy == "swift-test-parallel" }) else { continue }
-            let x = st.wall / max(f.wall, 1e-9)
-            all.append("\(r.shape.rawValue) \(f2(x))×")
-            allFaster = allFaster && f.complete && st.complete && x > 1
+        // Like with like: a prebuilt product (`--bundle` / `--skip-build`) and a package with its no-op build.
+        for (fanoutName, swiftName, how) in [("fanout", "swift-test-parallel", "prebuilt: `fanout run --bundle` vs `swift test --skip-build --parallel`"),
+                                             ("fanout-package", "swift-test-parallel-build", "on the package, no-op builds included: `fanout run --package` vs `swift test --parallel`"),
+                                             ("fanout-cold", "swift-test-parallel", "first run, no history, prebuilt")] {
+            var all: [String] = [], allFaster = true
+            for r in suites {
+                guard let f = r.strategy(fanoutName), let st = r.strategy(swiftName) else { continue }
+                let x = st.wall / max(f.wall, 1e-9)
+                all.append("\(r.shape.rawValue) \(f.complete && st.complete ? f2(x) + "×" : "incomplete")")
+                allFaster = allFaster && f.complete && st.complete && x > 1
+            }
+            if !all.isEmpty {
+                out.append(Goal(text: "faster than `swift test --parallel --num-workers 8` on every generated suite, \(how) (same run)",
+                                measured: all.joined(separator: ", "), met: allFaster))
+            }
         }
-        if !all.isEmpty {
-            out.append(Goal(text: "faster than `swift test --parallel --num-workers 8` on every generated suite (same run)",
-                            measured: all.joined(separator: ", "), met: allFaster))
+        // Work stealing: a first run with no history, and a history that is wrong.
+        for shape in [SuiteShape.skewed, .dominant] {
+            if let r = suite(shape), let c = r.strategy("fanout-cold"), let mk = c.makespan {
+                out.append(Goal(text: "\(shape.rawValue) suite, first run (no history), 8 slots: makespan ≤ 1.25 × method-level LB",
+                                measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))",
+                                met: c.complete && mk <= 1.25 * r.methodLowerBound))
+            }
+        }
+        let wrong = suites.filter { !$0.shape.computes && $0.shape != .manySmall }.compactMap { r -> (SuiteResult, CaseResult, Double)? in
+            guard let c = r.strategy("fanout-shuffled"), let mk = c.makespan else { return nil }
+            return (r, c, mk / r.methodLowerBound)
+        }
+        if !wrong.isEmpty {
+            out.append(Goal(text: "history deliberately wrong (class and test times shuffled), 8 slots: makespan ≤ 1.15 × LB on every wait-bound suite of classes",
+                            measured: wrong.map { "\($0.0.shape.rawValue) \(f3($0.2))" }.joined(separator: ", "),
+                            met: wrong.allSatisfy { $0.1.complete && $0.2 <= 1.15 }))
         }
         if let r = suite(.manySmall), let f = r.fanout("local"),
            let st = r.cases.first(where: { $0.strategy == "swift-test-parallel" }) {
@@ -191,7 +216,7 @@ enum MarkdownReport {
 
     // MARK: - The document
 
-    struct Machine {
+    struct Machine: Codable, Sendable {
         var cores: Int
         var memoryGiB: Double
         var cpu: String
@@ -199,6 +224,58 @@ enum MarkdownReport {
         var swift: String
         var date: String
         var commit: String
+    }
+
+    static func document(_ run: BenchRun) -> String {
+        document(suites: run.suites, sims: run.sims, fleet: run.fleet, machine: run.machine, command: run.command,
+                 demo: run.demo, elapsed: run.elapsed)
+    }
+
+    // MARK: - README's figures
+
+    static let readmeBegin = "<!-- bench:begin: generated by `fanout-bench report` from docs/bench-results.json; do not edit -->"
+    static let readmeEnd = "<!-- bench:end -->"
+
+    /// The short table README shows: ratios from the last full benchmark run.
+    static func readmeFigures(_ run: BenchRun) -> String {
+        var s = "| suite, 8 local slots | warm: makespan / LB | first run: makespan / LB | wrong history: makespan / LB "
+            + "| `swift test --parallel` wall / Fanout's: prebuilt | on the package (no-op builds) |\n"
+        s += "|---|---:|---:|---:|---:|---:|\n"
+        for r in run.suites {
+            func ratio(_ name: String) -> String {
+                guard let c = r.strategy(name) else { return "—" }
+                guard c.complete, let mk = c.makespan else { return "incomplete" }
+                return f3(mk / r.methodLowerBound)
+            }
+            func versus(_ alt: String, _ fanout: String) -> String {
+                guard let a = r.strategy(alt), let f = r.strategy(fanout) else { return "—" }
+                guard a.complete, f.complete else { return "incomplete" }
+                return f2(speedup(a, over: f)) + "×"
+            }
+            s += "| \(r.shape.rawValue) (\(r.methods) tests\(r.shape.computes ? ", computing" : ", waiting")) | "
+                + "\(ratio("fanout")) | \(ratio("fanout-cold")) | \(ratio("fanout-shuffled")) | "
+                + "\(versus("swift-test-parallel", "fanout")) | \(versus("swift-test-parallel-build", "fanout-package")) |\n"
+        }
+        if let sim = run.sims.first(where: { $0.failedAgents > 0 }) ?? run.sims.first {
+            s += "\nSimulation (virtual clock): \(sim.classes) classes on \(sim.agents * sim.slotsPerAgent) slots planned in "
+                + "\(f3(sim.schedulerInitSeconds + sim.planSeconds)) s, \(f3(sim.ratio)) × LB"
+                + (sim.failedAgents > 0 ? " with \(Int(sim.failFraction * 100)) % of the agents failing, every test "
+                    + (sim.accountedFor ? "accounted for once" : "NOT accounted for") : "") + ".\n"
+        }
+        let m = run.machine
+        s += "\nLB: the method-level lower bound (no schedule, not even one process per test, ends sooner). Measured by "
+            + "`\(run.command)` on \(m.date), \(m.commit), \(m.cores) cores; the generated suites sleep except cpu-bound. "
+            + "Every case, the fleet and the alternatives: [BENCHMARKS.md](BENCHMARKS.md).\n"
+        return s
+    }
+
+    /// README with the text between the markers replaced.
+    static func replacingFigures(in readme: String, with figures: String) throws -> String {
+        guard let begin = readme.range(of: readmeBegin), let end = readme.range(of: readmeEnd),
+              begin.upperBound <= end.lowerBound else {
+            throw BenchError("README has no generated figures section: put \(readmeBegin) and \(readmeEnd) where they go")
+        }
+        return String(readme[..<begin.upperBound]) + "\n" + figures + String(readme[end.lowerBound...])
     }
 
     static func document(suites: [SuiteResult], sims: [SimulationResult], fleet: FleetScaleResult?, machine m: Machine,
@@ -212,9 +289,10 @@ enum MarkdownReport {
             **Machine:** \(m.cores) cores (\(m.cpu)), \(f1(m.memoryGiB)) GiB memory, \(m.os), \(m.swift). \
             **Date:** \(m.date). **Fanout:** \(m.commit).
 
-            Every case below ran for real in the same benchmark run, one after the other on this machine. The generated \
-            test methods *wait* (usleep) instead of computing, so that 8 slots on 2 cores measure scheduling rather than \
-            CPU contention.
+            Every case below ran for real in the same benchmark run, one after the other on this machine. **The generated \
+            suites sleep**: their test methods *wait* (usleep) instead of computing, so that 8 slots on 2 cores measure \
+            scheduling rather than CPU contention, except **cpu-bound**, whose methods compute (a hash loop) so that 8 \
+            slots on 2 cores cannot all run at once (its LB divides the work by the cores, not the slots).
 
             ## The goals
 
@@ -235,13 +313,23 @@ enum MarkdownReport {
 
             - **Fanout**: `fanout run --bundle BIN --slots 8 --history H` after two warm-up runs that fill the timing \
             history (on the fleet: `--config fleet.yml`, after one run that deploys the product).
+            - **Fanout, first run (no history)**: the same with a history file that does not exist yet (and `--no-record`, \
+            so every repeat is a first run): estimates are guesses, so work stealing and first-run method groups do the work.
+            - **Fanout, wrong history**: the warm history with the recorded class times shuffled between classes and the \
+            test times between tests (`--no-record`, so it stays wrong).
+            - **Fanout, `fanout run --package`**: as a user runs it on a package, its no-op `swift build` included; compared \
+            with `swift test --parallel` with its no-op build included (like with like).
             - **split by count**: 8 shards with equal class counts, dealt round-robin in discovery order; one process per \
             shard (`BIN Mod.A,Mod.B,…`), all 8 at once.
             - **split by name**: 8 shards of equal class counts over contiguous ranges of sorted class names.
             - **static longest-first (history)**: classes sorted by their duration in the last warm-up run's report \
             (`classes[].actual`) into the least-loaded of 8 shards (LPT), as CI timing splitters do.
-            - **`swift test --parallel --num-workers 8`** (`--skip-build`): one process per test method. It needs the \
-            package and its build tree, so it runs locally only.
+            - **`swift test --parallel --num-workers 8`** (`--skip-build`, the pair of `--bundle`; and without it, its \
+            no-op build included, the pair of `--package`): one process per test method. It needs the package and its \
+            build tree, so it runs locally only.
+
+            A row whose tests did not all run and pass, or whose command did not exit 0, says **INCOMPLETE** and is no \
+            speed figure: both runners' exit codes and test counts (Fanout's report, `swift test`'s xUnit file) are checked.
 
             Over SSH the static shards run as `ssh agent 'exec BIN selector'` (OpenSSH client, the fleet's key and \
             known_hosts, `StrictHostKeyChecking=yes`), shard i on agent i mod 4, after the binary was copied to every \

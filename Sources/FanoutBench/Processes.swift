@@ -12,6 +12,14 @@ struct ProcessResult: Sendable {
 
     var seconds: Double { ended - started }
     var succeeded: Bool { ending == .exited(0) }
+    /// The exit status, or 128+signal, as a shell reports it (nil when it did not start or was stopped).
+    var exitCode: Int32? {
+        switch ending {
+        case .exited(let code): code
+        case .signaled(let signal): 128 + signal
+        default: nil
+        }
+    }
 
     /// The last lines of stderr (else stdout), for error messages.
     var tail: String {

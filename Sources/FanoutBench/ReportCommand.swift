@@ -3,14 +3,27 @@ import Foundation
 
 struct Report: AsyncParsableCommand, AsyncRunnable {
     static let configuration = CommandConfiguration(
-        abstract: "Write BENCHMARKS.md and the ratio chart from the results files of a benchmark run.")
+        abstract: "Write BENCHMARKS.md, the ratio chart and README's figures from one benchmark run's results.",
+        discussion: """
+            From a results folder (`--results`, as scripts/bench.sh --full leaves it) it also writes the data file \
+            (docs/bench-results.json) that everything is generated from. `--from docs/bench-results.json --check` \
+            regenerates all of it from the committed data and fails when a file differs: no figure is typed by hand.
+            """)
 
     @Option(help: "The folder with suite-*.json, simulate-*.json and fleet-scale.json.")
-    var results: String
+    var results: String?
+    @Option(help: "Generate from this data file (a previous run's docs/bench-results.json) instead of --results.")
+    var from: String?
+    @Option(help: "The data file to write (with --results).")
+    var data = "docs/bench-results.json"
     @Option(help: "The Markdown file to write.")
     var markdown = "BENCHMARKS.md"
     @Option(help: "The SVG chart to write.")
     var svg = "docs/bench-ratios.svg"
+    @Option(help: "The README whose marked figures (between \(MarkdownReport.readmeBegin) and \(MarkdownReport.readmeEnd)) are rewritten.")
+    var readme = "README.md"
+    @Flag(help: "Write nothing: exit 1 when BENCHMARKS.md, the chart or README's figures differ from what the data gives.")
+    var check = false
     @Option(help: "The command that produced the results, as a person would type it.")
     var command = "scripts/bench.sh --full"
     @Option(help: "A text file with the demo suite's figures, included as they are.")
@@ -21,6 +34,43 @@ struct Report: AsyncParsableCommand, AsyncRunnable {
     var repo = FileManager.default.currentDirectoryPath
 
     func run() async throws {
+        let run: BenchRun
+        if let from {
+            run = try JSONFiles.read(BenchRun.self, from: from)
+        } else if let results {
+            run = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
+        } else {
+            throw ValidationError("give --results DIR (a benchmark run's results) or --from FILE (its data file)")
+        }
+        let doc = MarkdownReport.document(run)
+        let chart = MarkdownReport.svg(suites: run.suites)
+        let readmeText = try String(contentsOfFile: readme, encoding: .utf8)
+        let newReadme = try MarkdownReport.replacingFigures(in: readmeText, with: MarkdownReport.readmeFigures(run))
+        if check {
+            var differ: [String] = []
+            if (try? String(contentsOfFile: markdown, encoding: .utf8)) != doc { differ.append(markdown) }
+            if (try? String(contentsOfFile: svg, encoding: .utf8)) != chart { differ.append(svg) }
+            if readmeText != newReadme { differ.append(readme + " (between the bench markers)") }
+            guard differ.isEmpty else {
+                throw BenchError("not what \(from ?? data) gives: \(differ.joined(separator: ", ")). Figures are generated, "
+                    + "never typed: run `fanout-bench report --from \(from ?? data)` (or scripts/bench.sh --full) to rewrite them")
+            }
+            print("BENCHMARKS.md, \(svg) and README's figures are what \(from ?? data) gives")
+            return
+        }
+        if from == nil { try JSONFiles.write(run, to: data) }
+        try doc.write(toFile: markdown, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: (svg as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try chart.write(toFile: svg, atomically: true, encoding: .utf8)
+        try newReadme.write(toFile: readme, atomically: true, encoding: .utf8)
+        print("wrote \(from == nil ? data + ", " : "")\(markdown), \(svg) and README's figures")
+        for g in MarkdownReport.goals(suites: run.suites, sims: run.sims) {
+            print("  \(g.met.map { $0 ? "met    " : "NOT MET" } ?? "-      ")  \(g.text): \(g.measured)")
+        }
+    }
+
+    /// A run's results folder, with the machine it ran on, as one value.
+    static func collect(results: String, command: String, demo: String?, elapsed: String?, repo: String) async throws -> BenchRun {
         let fm = FileManager.default
         let files = try fm.contentsOfDirectory(atPath: results).sorted()
         let order = SuiteShape.allCases
@@ -33,16 +83,8 @@ struct Report: AsyncParsableCommand, AsyncRunnable {
         let fleet = fm.fileExists(atPath: "\(results)/fleet-scale.json")
             ? try JSONFiles.read(FleetScaleResult.self, from: "\(results)/fleet-scale.json") : nil
         let demoText = demo.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
-        let machine = await Self.machine(repo: repo)
-        let doc = MarkdownReport.document(suites: suites, sims: sims, fleet: fleet, machine: machine, command: command,
-                                          demo: demoText, elapsed: elapsed)
-        try doc.write(toFile: markdown, atomically: true, encoding: .utf8)
-        try fm.createDirectory(atPath: (svg as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try MarkdownReport.svg(suites: suites).write(toFile: svg, atomically: true, encoding: .utf8)
-        print("wrote \(markdown) and \(svg)")
-        for g in MarkdownReport.goals(suites: suites, sims: sims) {
-            print("  \(g.met.map { $0 ? "met    " : "NOT MET" } ?? "-      ")  \(g.text): \(g.measured)")
-        }
+        return BenchRun(machine: await machine(repo: repo), command: command, elapsed: elapsed, demo: demoText,
+                        suites: suites, sims: sims, fleet: fleet)
     }
 
     static func machine(repo: String) async -> MarkdownReport.Machine {

@@ -41,12 +41,13 @@ struct SuiteBench {
             throw BenchError("\(bin) lists \(listedTests) tests, the generator wrote \(suite.methodCount)")
         }
 
-        // Warm the timing history; the last warm-up run is the reference for per-method durations.
+        // Warm the timing history; the last warm-up run is the reference for per-method durations. Computing
+        // suites warm up on one slot: 8 processes on 2 cores would time the contention, not the tests.
         let history = "\(work)/history.sqlite"
         var reference: FanoutReportFile?
         for i in 1...max(1, warmRuns) {
             let (r, report) = await fanoutRun(bin: bin, history: history, reportDir: "\(work)/warm-\(i)",
-                                              extra: ["--slots", String(slots)])
+                                              extra: ["--slots", String(shape.computes ? 1 : slots)])
             guard let report, report.passed == suite.methodCount else {
                 throw BenchError("warm-up run \(i) of fanout failed (\(r.ending)):\n\(r.tail)")
             }
@@ -61,9 +62,11 @@ struct SuiteBench {
         var perClass: [String: Double] = [:]
         for (k, v) in methods { perClass[String(k[..<(k.firstIndex(of: "/") ?? k.endIndex)]), default: 0] += v }
         let longestClass = perClass.values.max() ?? 0
-        let lb = max(total / Double(slots), longestMethod)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let parallel = Double(shape.computes ? min(slots, cores) : slots)
+        let lb = max(total / parallel, longestMethod)
         progress("\(shape.rawValue): reference serial \(f2(total)) s; method-level LB at \(slots) slots \(f2(lb)) s; "
-                 + "class-level LB \(f2(max(total / Double(slots), longestClass))) s")
+                 + "class-level LB \(f2(max(total / parallel, longestClass))) s")
 
         let loadBefore = Self.loadAverage()
         var cases: [CaseResult] = []
@@ -73,10 +76,30 @@ struct SuiteBench {
                      + "\(c.testsPassed)/\(c.testsExpected) passed\(c.note.map { " — " + $0 } ?? "")")
         }
 
+        // A history that is deliberately wrong: the warm history with class times shuffled between classes.
+        let shuffled = "\(work)/shuffled-history.sqlite"
+        try? fm.removeItem(atPath: shuffled)
+        try fm.copyItem(atPath: history, toPath: shuffled)
+        try await Self.shuffleClassTimes(shuffled, seed: seed)
+
         // ---- 8 local slots ----
         var local: [@Sendable (Int) async -> CaseResult] = [{ round in
             await fanoutCase(bin: bin, history: history, reportDir: "\(work)/fanout-local-\(round)", fleet: "local",
                              extra: ["--slots", String(slots)], expected: suite.methodCount)
+        }, { round in
+            // A first run: a history file that does not exist yet (nothing recorded, so every round is a first run).
+            await fanoutCase(bin: bin, history: "\(work)/cold-\(round).sqlite", reportDir: "\(work)/fanout-cold-\(round)",
+                             fleet: "local", extra: ["--slots", String(slots), "--no-record"], expected: suite.methodCount,
+                             strategy: "fanout-cold", label: "Fanout, first run (no history)")
+        }, { round in
+            await fanoutCase(bin: bin, history: shuffled, reportDir: "\(work)/fanout-shuffled-\(round)", fleet: "local",
+                             extra: ["--slots", String(slots), "--no-record"], expected: suite.methodCount,
+                             strategy: "fanout-shuffled", label: "Fanout, wrong history (class times shuffled)")
+        }, { round in
+            // As a user runs it on a package: `fanout run --package`, its (no-op) build included.
+            await fanoutCase(bin: nil, package: package, history: history, reportDir: "\(work)/fanout-package-\(round)",
+                             fleet: "local", extra: ["--slots", String(slots)], expected: suite.methodCount,
+                             strategy: "fanout-package", label: "Fanout, `fanout run --package` (no-op build included)")
         }]
         for strategy in StaticStrategy.allCases {
             local.append { _ in
@@ -84,7 +107,8 @@ struct SuiteBench {
                                  fleet: nil, remoteBin: nil)
             }
         }
-        local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount) }
+        local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: false) }
+        local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: true) }
         for c in await Self.medians(local, repeats: repeats, each: record) { cases.append(c) }
 
         // ---- the SSH fleet ----
@@ -111,6 +135,11 @@ struct SuiteBench {
                 var remote: [@Sendable (Int) async -> CaseResult] = [{ round in
                     await fanoutCase(bin: bin, history: sshHistory, reportDir: "\(work)/fanout-ssh-\(round)", fleet: "ssh",
                                      extra: ["--config", fleet.config], expected: suite.methodCount)
+                }, { round in
+                    await fanoutCase(bin: bin, history: "\(work)/ssh-cold-\(round).sqlite",
+                                     reportDir: "\(work)/fanout-ssh-cold-\(round)", fleet: "ssh",
+                                     extra: ["--config", fleet.config, "--no-record"], expected: suite.methodCount,
+                                     strategy: "fanout-cold", label: "Fanout, first run (no history)")
                 }]
                 // Static shards over ssh need the product on every agent first (not timed as part of a case).
                 let remoteDir = "fanout-bench-static"
@@ -152,7 +181,7 @@ struct SuiteBench {
         return SuiteResult(shape: shape, seed: seed, summary: shape.summary, classes: suite.classes.count,
                            methods: suite.methodCount, nominalSerial: suite.serialTotal, buildSeconds: build.seconds,
                            slots: slots, referenceSerial: total, longestMethod: longestMethod, longestClass: longestClass,
-                           methodLowerBound: lb, classLowerBound: max(total / Double(slots), longestClass),
+                           methodLowerBound: lb, cores: cores, classLowerBound: max(total / parallel, longestClass),
                            fleetDescription: fleetDescription, deploy: deployNote,
                            loadAverage: [loadBefore, Self.loadAverage()], cases: cases)
     }
@@ -181,24 +210,29 @@ struct SuiteBench {
 
     // MARK: - Fanout
 
-    func fanoutRun(bin: String, history: String, reportDir: String, extra: [String]) async
+    func fanoutRun(bin: String?, package: String? = nil, history: String, reportDir: String, extra: [String]) async
         -> (ProcessResult, FanoutReportFile?) {
         try? FileManager.default.removeItem(atPath: reportDir)
-        let r = await Processes.run(fanout, ["run", "--bundle", bin, "--history", history, "--report-dir", reportDir] + extra,
+        let product = bin.map { ["--bundle", $0] } ?? ["--package", package ?? "."]
+        let r = await Processes.run(fanout, ["run"] + product + ["--history", history, "--report-dir", reportDir] + extra,
                                     environment: ["NO_COLOR": "1"], timeout: 900)
         try? (r.stdout + r.stderr).write(toFile: reportDir + ".log", atomically: true, encoding: .utf8)
         return (r, try? FanoutReportFile.read(reportDir + "/report.json"))
     }
 
-    func fanoutCase(bin: String, history: String, reportDir: String, fleet: String, extra: [String],
-                    expected: Int) async -> CaseResult {
-        let (r, report) = await fanoutRun(bin: bin, history: history, reportDir: reportDir, extra: extra)
+    func fanoutCase(bin: String?, package: String? = nil, history: String, reportDir: String, fleet: String,
+                    extra: [String], expected: Int, strategy: String = "fanout",
+                    label: String = "Fanout (planner, warm history)") async -> CaseResult {
+        let (r, report) = await fanoutRun(bin: bin, package: package, history: history, reportDir: reportDir, extra: extra)
         var note: String? = r.succeeded ? nil : "fanout ended with \(r.ending)"
         if let report, !report.warnings.isEmpty { note = (note.map { $0 + "; " } ?? "") + report.warnings.joined(separator: "; ") }
-        return CaseResult(strategy: "fanout", label: "Fanout (planner, warm history)", fleet: fleet,
+        if let taken = report?.stolenTests, taken > 0 {
+            note = (note.map { $0 + "; " } ?? "") + "work stealing: \(taken) tests taken over by idle slots"
+        }
+        return CaseResult(strategy: strategy, label: label, fleet: fleet,
                           slots: report?.plan.slots ?? slots, wall: r.seconds, makespan: report?.timing.makespan,
                           testTime: report?.testTime, testsPassed: report?.passed ?? 0, testsExpected: expected,
-                          processes: report?.units.count, note: note)
+                          processes: report?.units.count, note: note, exitCode: r.exitCode)
     }
 
     // MARK: - Static shards
@@ -243,17 +277,48 @@ struct SuiteBench {
 
     // MARK: - swift test --parallel
 
-    func swiftTestParallel(package: String, work: String, expected: Int) async -> CaseResult {
-        let xunit = "\(work)/swift-test-parallel.xml"
-        let r = await Processes.run("swift", ["test", "--package-path", package, "--skip-build", "--parallel",
-                                              "--num-workers", String(slots), "--xunit-output", xunit], timeout: 1800)
+    /// `swift test --parallel` as users run it: with `--skip-build` (the prebuilt pair of `fanout run --bundle`), or
+    /// with its no-op build (the pair of `fanout run --package`). Its exit code and its xUnit test count are checked.
+    func swiftTestParallel(package: String, work: String, expected: Int, build: Bool) async -> CaseResult {
+        let xunit = "\(work)/swift-test-parallel\(build ? "-build" : "").xml"
+        try? FileManager.default.removeItem(atPath: xunit)
+        let r = await Processes.run("swift", ["test", "--package-path", package] + (build ? [] : ["--skip-build"])
+                                        + ["--parallel", "--num-workers", String(slots), "--xunit-output", xunit],
+                                    timeout: 1800)
         let xml = (try? String(contentsOfFile: xunit, encoding: .utf8)) ?? ""
         let testcases = xml.components(separatedBy: "<testcase").count - 1
         let failures = xml.components(separatedBy: "<failure").count - 1
-        return CaseResult(strategy: "swift-test-parallel", label: "swift test --parallel --num-workers \(slots)",
+        return CaseResult(strategy: build ? "swift-test-parallel-build" : "swift-test-parallel",
+                          label: build ? "`swift test --parallel --num-workers \(slots)` (no-op build included)"
+                                       : "swift test --parallel --num-workers \(slots)",
                           fleet: "local", slots: slots, wall: r.seconds, makespan: nil, testTime: nil,
                           testsPassed: max(0, testcases - failures), testsExpected: expected,
-                          processes: testcases, note: r.succeeded ? nil : "ended with \(r.ending): \(r.tail)")
+                          processes: testcases, note: r.succeeded ? nil : "ended with \(r.ending): \(r.tail)",
+                          exitCode: r.exitCode)
+    }
+
+    /// Shuffles the recorded class times between classes, and test times between tests (seeded), so every estimate
+    /// taken from the history is another class's or test's time: history gone wrong.
+    static func shuffleClassTimes(_ path: String, seed: UInt64) async throws {
+        var rng = SeededRandom(seed: seed &+ 77)
+        let tables = [("class_runs", ["rowid"], "actual"), ("test_attempts", ["run", "destination", "test", "attempt"], "duration")]
+        for (table, keys, value) in tables {
+            let select = "SELECT \(keys.map { "quote(\($0))" }.joined(separator: ", ")), \(value) FROM \(table) WHERE \(value) IS NOT NULL;"
+            let rows = try await Processes.check("sqlite3", ["-separator", "\t", path, select]).stdout
+                .split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+                .filter { $0.count == keys.count + 1 }
+            var values = rows.map { $0[keys.count] }
+            values.shuffle(using: &rng)
+            let updates = zip(rows, values).map { row, v in
+                "UPDATE \(table) SET \(value) = \(v) WHERE "
+                    + zip(keys, row).map { "\($0) = \($1)" }.joined(separator: " AND ") + ";"
+            }
+            // One argument may hold 128 KiB at most: the statements go through a file.
+            let script = path + ".\(table).sql"
+            try ("BEGIN;\n" + updates.joined(separator: "\n") + "\nCOMMIT;\n").write(toFile: script, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: script) }
+            try await Processes.check("sqlite3", [path, ".read \(script)"])
+        }
     }
 
     /// The 1-minute load average.
