@@ -48,7 +48,9 @@ enum MarkdownReport {
             + "\(f2(r.nominalSerial)) s, the reference run measured \(f2(r.referenceSerial)) s of test time "
             + "(longest class \(f2(r.longestClass)) s, longest method \(f3(r.longestMethod)) s). "
             + (r.shape.computes ? "The methods compute, so at most \(min(r.slots, r.cores ?? r.slots)) run at once on this machine's "
-                + "\(r.cores ?? 0) cores whatever the slots: the LB divides by that (its reference run used one slot). " : "")
+                + "\(r.cores ?? 0) cores whatever the slots: the LB divides by that (its reference run used one slot). It is an "
+                + "estimate, not a strict bound: computing tests run a few % faster or slower from one run to the next, so a "
+                + "ratio slightly below 1 can happen. " : "")
             + "**LB at \(r.slots) slots, method level: \(f2(r.methodLowerBound)) s** (whole classes: "
             + "\(f2(r.classLowerBound)) s). Build: \(f1(r.buildSeconds)) s, not counted."
             + (r.loadAverage.map { " Load average (1 min) when its cases started / ended: \($0.map(f2).joined(separator: " / "))." } ?? "")
@@ -181,14 +183,12 @@ enum MarkdownReport {
                                 met: c.complete && mk <= 1.25 * r.methodLowerBound))
             }
         }
-        let wrong = suites.filter { !$0.shape.computes && $0.shape != .manySmall }.compactMap { r -> (SuiteResult, CaseResult, Double)? in
-            guard let c = r.strategy("fanout-shuffled"), let mk = c.makespan else { return nil }
-            return (r, c, mk / r.methodLowerBound)
-        }
-        if !wrong.isEmpty {
-            out.append(Goal(text: "history deliberately wrong (class and test times shuffled), 8 slots: makespan ≤ 1.15 × LB on every wait-bound suite of classes",
-                            measured: wrong.map { "\($0.0.shape.rawValue) \(f3($0.2))" }.joined(separator: ", "),
-                            met: wrong.allSatisfy { $0.1.complete && $0.2 <= 1.15 }))
+        for shape in [SuiteShape.skewed, .dominant] {
+            if let r = suite(shape), let c = r.strategy("fanout-shuffled"), let mk = c.makespan {
+                out.append(Goal(text: "\(shape.rawValue) suite, history deliberately wrong (class and test times shuffled), 8 slots: makespan ≤ 1.15 × LB",
+                                measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))",
+                                met: c.complete && mk <= 1.15 * r.methodLowerBound))
+            }
         }
         if let r = suite(.manySmall), let f = r.fanout("local"),
            let st = r.cases.first(where: { $0.strategy == "swift-test-parallel" }) {
@@ -229,6 +229,38 @@ enum MarkdownReport {
     static func document(_ run: BenchRun) -> String {
         document(suites: run.suites, sims: run.sims, fleet: run.fleet, machine: run.machine, command: run.command,
                  demo: run.demo, elapsed: run.elapsed)
+    }
+
+    /// What a first run or a wrong history costs where stealing cannot help: a long single method that the estimates
+    /// called short starts late, and no schedule that does not know can start it earlier.
+    static func stealingLimits(_ suites: [SuiteResult]) -> String {
+        var rows: [String] = []
+        for r in suites where !r.shape.computes {
+            for name in ["fanout-cold", "fanout-shuffled"] {
+                guard let c = r.strategy(name), let mk = c.makespan else { continue }
+                let greedy = r.methodLowerBound + r.longestMethod
+                rows.append("| \(r.shape.rawValue) | \(c.label) | \(f3(mk / r.methodLowerBound)) | \(f3(r.longestMethod)) s "
+                    + "(\(Int((r.longestMethod / max(r.methodLowerBound, 1e-9) * 100).rounded())) % of LB) | \(f3(greedy / r.methodLowerBound)) |")
+            }
+        }
+        guard !rows.isEmpty else { return "" }
+        let lognormalLongest = suites.first { $0.shape == .lognormal }
+            .map { "\(f2($0.longestMethod)) s, \(Int(($0.longestMethod / max($0.methodLowerBound, 1e-9) * 100).rounded())) %" } ?? "—"
+        return """
+
+            **Without good estimates.** On a first run, or with a wrong history, the estimates do not say which classes \
+            are long. Work stealing splits a long class across idle slots at test boundaries, so classes of many methods \
+            (skewed, dominant) end close to the bound. It cannot split a single long method: when the estimates call a \
+            class with one long method short, it starts late, and a schedule that does not know cannot avoid LB + that \
+            method (list scheduling at method granularity ends by LB + the longest method at worst). That is why the \
+            goals for these runs are set on the skewed and dominant suites; the lognormal suite's longest method is \
+            \(lognormalLongest) of its LB, and its warm runs are held to 1.05 × LB instead.
+
+            | suite | run | makespan / LB | longest method | (LB + longest method) / LB: where greedy at method level ends at worst, start-up costs aside |
+            |---|---|---:|---:|---:|
+            \(rows.joined(separator: "\n"))
+
+            """
     }
 
     // MARK: - README's figures
@@ -302,6 +334,7 @@ enum MarkdownReport {
         for g in goals(suites: suites, sims: sims) {
             s += "| \(g.text) | \(g.measured) | \(g.met.map { $0 ? "yes" : "**no**" } ?? "—") |\n"
         }
+        s += stealingLimits(suites)
         s += """
 
             ![Fanout's speed-up over each alternative](docs/bench-ratios.svg)
