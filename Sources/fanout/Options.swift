@@ -32,7 +32,7 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Run only this configured destination (repeatable; default: all).")
     var destination: [String] = []
 
-    @Option(help: "Never split classes matching this regex by methods (repeatable).")
+    @Option(help: "Never split classes matching this regex by methods nor let idle slots take over their tests (repeatable).")
     var keepWhole: [String] = []
 
     @Flag(help: "Never split long classes by methods.")
