@@ -161,5 +161,64 @@ import Testing
         #expect((b?.items.count ?? 0) > (a?.items.count ?? 0), "\(a?.items.count ?? 0) vs \(b?.items.count ?? 0)")
         #expect((b?.estimate ?? 0) >= min(20 * 2, costly.predictedEnd - 2) - 0.1 - 1e-9, "as long as 20 start-ups, or the room left")
     }
+
+    // MARK: - First runs (every estimate a guess from test counts)
+
+    /// A class never timed: its estimate is its test count × 0.1 s, as the estimator guesses with no history.
+    private func guessed(_ name: String, tests: Int, framework: Framework = .xctest, keepWhole: Bool = false) -> WorkItem {
+        var w = WorkItem(suite: SuiteID(module: "M", name: name), framework: framework, destination: "local",
+                         tests: (0..<tests).map { "t\($0)" }, isWholeSuite: true, estimate: 0.1 * Double(tests),
+                         source: .noHistory(secondsPerTest: 0.1))
+        w.keepWhole = keepWhole
+        return w
+    }
+
+    @Test func aFirstRunStartsWhatCannotBeCutFirstAndLeavesClassesOfManyTestsForTheEnd() {
+        let items = [guessed("Many", tests: 16), guessed("Two", tests: 2), guessed("Whole", tests: 12, keepWhole: true),
+                     guessed("Eight", tests: 8), guessed("Swift", tests: 4, framework: .swiftTesting),
+                     guessed("One", tests: 1)]
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 1, overhead: 0))
+        var order: [String] = []
+        while let unit = s.next(now: 0) { order += unit.items.map(\.suite.name) }
+        // Keep-whole and Swift Testing cannot be shared out later: longest first. Then fewest tests first.
+        #expect(order == ["Whole", "Swift", "One", "Two", "Eight", "Many"])
+    }
+
+    @Test func oneTimedItemKeepsTheQueueLongestFirst() {
+        var items = [guessed("Many", tests: 16), guessed("Two", tests: 2), guessed("Eight", tests: 8)]
+        items[1].source = .history(samples: 1)
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 1, overhead: 0))
+        var order: [String] = []
+        while let unit = s.next(now: 0) { order += unit.items.map(\.suite.name) }
+        #expect(order == ["Many", "Eight", "Two"])
+    }
+
+    @Test func aFirstRunWhoseFewTestClassesHideLongTestsEndsNearTheBound() {
+        // The estimates follow test counts; in truth two classes of 2 tests take 6 s each (a long test apiece, which no
+        // idle slot could take over once it runs) and the 30 classes of 12 tests 1.5 s each. Longest-first by count
+        // would start the 6 s classes last, near 5.6 s: LB + 6 s. Starting them first ends close to the bound.
+        let items = (0..<30).map { guessed("Many\($0)", tests: 12) } + [guessed("LongA", tests: 2), guessed("LongB", tests: 2)]
+        var s = Scheduler(items: items, options: SchedulerOptions(slots: 8, overhead: 0))
+        let (makespan, units) = simulate(&s) { $0.tests.count == 2 ? 6 : 1.5 }
+        let lb = Scheduler.lowerBound(work: 2 * 6 + 30 * 1.5, longest: 6, slots: 8)
+        #expect(units.flatMap(\.items).count == 32)
+        #expect(makespan <= 1.1 * lb, "\(makespan) against LB \(lb)")
+    }
+
+    @Test func aFirstRunBatchesAtMostItsShareOfTheQueuedItems() {
+        // 60 classes on 8 slots: a batch would run guessed classes one after another however long they turn out to be,
+        // so each runs alone. 3,000 classes still share processes: start-ups stay few.
+        var few = Scheduler(items: (0..<60).map { guessed("C\($0)", tests: 2 + $0 % 15) },
+                            options: SchedulerOptions(slots: 8, overhead: 0.015))
+        let (_, fewUnits) = simulate(&few)
+        #expect(fewUnits.count == 60)
+        #expect(fewUnits.allSatisfy { $0.items.count == 1 })
+        var many = Scheduler(items: (0..<3000).map { guessed("C\($0)", tests: 1 + $0 % 5) },
+                             options: SchedulerOptions(slots: 8, overhead: 0.015))
+        let (_, manyUnits) = simulate(&many)
+        #expect(manyUnits.flatMap(\.items).count == 3000)
+        #expect(manyUnits.count < 600, "\(manyUnits.count) processes for 3,000 classes")
+        #expect(manyUnits.allSatisfy { $0.items.count <= 3000 / 32 + 1 })
+    }
 }
 

@@ -20,6 +20,15 @@ public enum EstimateSource: Hashable, Codable, Sendable, CustomStringConvertible
         case .methods(let k, let n): "method history (\(k)/\(n))"
         }
     }
+
+    /// True when no time was ever measured for this work, here or elsewhere: the estimate only follows test counts.
+    public var isGuess: Bool {
+        switch self {
+        case .noHistory, .testCount: true
+        case .methods(let known, _): known == 0
+        case .history, .borrowed: false
+        }
+    }
 }
 
 /// One schedulable piece of work: a whole class, or some of its tests, on one destination, with its estimate.
@@ -58,6 +67,10 @@ public struct WorkItem: Hashable, Codable, Sendable {
     }
 
     public var testIDs: [TestID] { tests.map { TestID(suite: suite, name: $0) } }
+
+    /// Whether its tests may be shared out between processes at test boundaries (work stealing): XCTest only (a
+    /// Swift Testing suite runs its tests in parallel inside one process), never keep-whole or exclusive work.
+    public var canBeCut: Bool { framework == .xctest && !keepWhole && !exclusive }
 }
 
 /// What one test process runs: one or more work items of one framework and destination.
