@@ -41,11 +41,15 @@ public protocol Transport: Sendable {
 
     /// The machine's hardware class (CPU model × count), read once per run: performance baselines apply per class.
     func hardwareClass() async -> String?
+
+    /// What preparing the agent found worth telling the user (e.g. stale runs reaped), each said once.
+    func takeNotices() -> [String]
 }
 
 extension Transport {
     public func reset() async {}
     public var isUsable: Bool { true }
+    public func takeNotices() -> [String] { [] }
 }
 
 /// `Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz × 8` from the output of `HardwareClass.probe`.

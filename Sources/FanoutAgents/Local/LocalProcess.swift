@@ -24,6 +24,61 @@ private let addCloseFrom: AddCloseFrom? = {
     #endif
 }()
 
+/// Kills this process's test process groups when it dies without doing so itself (SIGKILL, the OOM killer, a
+/// crash): a child `/bin/sh`, in a process group of its own, reads `+ group` / `- group` lines from a socket this
+/// process holds open. When this process is gone, however it went, the kernel closes that socket, the shell reads
+/// end of file and kills every group still listed. Started with the first unit, under the spawn lock.
+private enum Guardian {
+    static let script = """
+        live=' '
+        while read -r op g; do
+          case $op in
+            +) live="$live$g " ;;
+            -) case "$live" in *" $g "*) live="${live%% $g *} ${live#* $g }" ;; esac ;;
+          esac
+        done
+        for g in $live; do kill -KILL -"$g" 2>/dev/null; done
+        """
+
+    /// Our end of the socket, or nil when the guardian could not be started (then nothing changes but this).
+    nonisolated(unsafe) static var socket: Int32?
+    nonisolated(unsafe) static var started = false
+
+    /// Call with the spawn lock held.
+    static func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { return }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        // Its own group: a Ctrl-C at the terminal reaches the coordinator, never the guardian.
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attr, 0)
+        let args: [String] = ["/bin/sh", "-c", script]
+        let argv = args.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, environ)
+        close(fds[1])
+        guard rc == 0 else { close(fds[0]); return }
+        socket = fds[0]
+    }
+
+    static func tell(_ line: String) {
+        guard let fd = spawnLock.withLock({ _ in socket }) else { return }
+        // MSG_NOSIGNAL: a guardian that was killed must not take this process down with SIGPIPE.
+        _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+}
+
 /// A child process in its own process group, with its output read on a dedicated thread (blocking reads must not
 /// occupy Swift's cooperative pool, which has only as many threads as cores).
 public final class LocalProcess: Sendable {
@@ -42,7 +97,12 @@ public final class LocalProcess: Sendable {
         // another: a unit whose write end lives on in some other test process sees no end of file until that
         // process exits too (measured: a 5 s class reported as 7 s, its slot idle meanwhile). So the pipes are
         // close-on-exec, made so under the lock every spawn takes, and the child closes every descriptor above 2.
-        spawnLock.withLock { _ in spawn(command, timeout: timeout, events: events) }
+        let process = spawnLock.withLock { _ in
+            Guardian.startIfNeeded()
+            return spawn(command, timeout: timeout, events: events)
+        }
+        if let process { Guardian.tell("+ \(process.pid)\n") }
+        return process
     }
 
     private static func spawn(_ command: Command, timeout: Double?,
@@ -174,6 +234,7 @@ public final class LocalProcess: Sendable {
         let status = exited ?? reap(blocking: true) ?? 0
         kill(-pid, SIGKILL) // the group's stragglers, if any
         liveGroups.withLock { _ = $0.remove(pid) }
+        Guardian.tell("- \(pid)\n")
         let cancelled = state.withLock { s -> Bool in
             s.finished = true
             return s.cancelled

@@ -49,9 +49,13 @@ public struct SSHSettings: Sendable, Hashable {
     public var keepRemote: Bool
     /// How many product bundles each agent keeps in its cache.
     public var bundlesKept: Int
+    /// The run's lease on each agent, in seconds: renewed every sixth of it while the coordinator lives. When the
+    /// coordinator dies (SIGKILL, OOM, a cancelled CI job), the agent's watchdog kills the run's processes and removes
+    /// its folder once the lease is this old. Longer than `deadAfter`, so a frozen-then-thawed agent is not reaped.
+    public var leaseSeconds: Int
 
     public init(knownHosts: String = "~/.ssh/known_hosts", hostKeyPolicy: String = "strict", connectTimeout: Double = 5,
-                keepaliveInterval: Int = 1, deadAfter: Double = 8, keepRemote: Bool = false, bundlesKept: Int = 3) {
+                keepaliveInterval: Int = 1, deadAfter: Double = 8, keepRemote: Bool = false, bundlesKept: Int = 3, leaseSeconds: Int = 30) {
         self.knownHosts = knownHosts
         self.hostKeyPolicy = hostKeyPolicy
         self.connectTimeout = connectTimeout
@@ -59,5 +63,6 @@ public struct SSHSettings: Sendable, Hashable {
         self.deadAfter = deadAfter
         self.keepRemote = keepRemote
         self.bundlesKept = bundlesKept
+        self.leaseSeconds = leaseSeconds
     }
 }

@@ -24,6 +24,10 @@ public final class SSHTransport: Transport {
         var lost: String?
         var nextUnit = 0
         var deploy: DeployStats?
+        /// Renews the run's lease on the agent while the connection lives.
+        var renewal: Task<Void, Never>?
+        /// Things worth telling the user, from preparing the agent (stale runs reaped).
+        var notices: [String] = []
     }
 
     /// What deployment cost on this agent.
@@ -123,6 +127,7 @@ public final class SSHTransport: Transport {
         try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
         // On re-admission, whatever this run left running there before the connection died goes first.
         try await check(layout.killAll, on: c, what: "stopping what this run left on the agent")
+        try await takeLease(layout, on: c)
         guard let archives else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
         let packed = try await archives.pack(product)
         let ready = try await check(layout.bundleReady(packed.sha256), on: c, what: "looking for the cached bundle")
@@ -144,6 +149,41 @@ public final class SSHTransport: Transport {
                                    cached: before.cached && cached)
         }
         return layout.bundle(packed.sha256) + "/" + packed.binaryName
+    }
+
+    /// Reaps runs whose coordinator died (their lease lapsed), takes this run's lease, starts its watchdog on the
+    /// agent and keeps renewing the lease over this connection.
+    private func takeLease(_ layout: RemoteLayout, on c: SSHConnection) async throws {
+        let seconds = settings.leaseSeconds
+        let reaped = try await check(layout.reapStale(seconds: seconds), on: c, what: "reaping runs whose lease lapsed")
+        let notices = reaped.stdoutText.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2 else { return nil }
+            return "reaped run \(parts[0]) on \(name): its coordinator stopped renewing its lease (killed or cut off)"
+                + " over \(seconds) s ago; \(parts[1]) unit process group(s) of it were killed and its folder removed"
+        }
+        try await check(layout.takeLease(seconds: seconds), on: c, what: "taking the run's lease")
+        let every = max(1, Double(seconds) / 6)
+        let renewal = Task.detached { [renewLease = layout.renewLease] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(every))
+                if Task.isCancelled || !c.isAlive { return }
+                _ = try? await c.run(renewLease, timeout: every * 2)
+            }
+        }
+        let old = state.withLock { s in
+            s.notices += notices
+            defer { s.renewal = renewal }
+            return s.renewal
+        }
+        old?.cancel()
+    }
+
+    public func takeNotices() -> [String] {
+        state.withLock { s in
+            defer { s.notices = [] }
+            return s.notices
+        }
     }
 
     public func run(_ command: Command, timeout: Double?) -> AsyncStream<ProcessEvent> {
@@ -214,9 +254,10 @@ public final class SSHTransport: Transport {
     }
 
     public func shutdown() async {
-        let (connection, layout) = state.withLock { ($0.connection, $0.layout) }
+        let (connection, layout, renewal) = state.withLock { ($0.connection, $0.layout, $0.renewal) }
+        renewal?.cancel()
         guard let connection else { return }
-        let cleanup = settings.keepRemote ? layout?.killAll : layout?.cleanup
+        let cleanup = settings.keepRemote ? layout.map { $0.killAll + "; " + $0.releaseLease } : layout?.cleanup
         // Detached: shutdown often runs in a cancelled task (Ctrl-C), and a cancelled caller would abort the very
         // command that stops what we started on the agent.
         await Task.detached {

@@ -73,12 +73,13 @@ public enum ConfigFile {
         if let v = keys["known_hosts"] { settings.ssh.knownHosts = try v.string() }
         if let v = keys["host_key_policy"] { settings.ssh.hostKeyPolicy = try v.oneOf(["strict", "accept-new"]) }
         if let ssh = keys["ssh"] {
-            let o = try ssh.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept"])
+            let o = try ssh.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept", "lease"])
             if let v = o["connect_timeout"] { settings.ssh.connectTimeout = try v.double(min: 0.1) }
             if let v = o["keepalive"] { settings.ssh.keepaliveInterval = try v.int(min: 1) }
             if let v = o["dead_after"] { settings.ssh.deadAfter = try v.double(min: 1) }
             if let v = o["keep_remote"] { settings.ssh.keepRemote = try v.bool() }
             if let v = o["bundles_kept"] { settings.ssh.bundlesKept = try v.int(min: 1) }
+            if let v = o["lease"] { settings.ssh.leaseSeconds = try v.int(min: 3) }
         }
         if let agents = keys["agents"] {
             settings.agents = try agents.list().map { node throws(FanoutError) in

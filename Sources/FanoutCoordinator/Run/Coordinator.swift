@@ -264,6 +264,7 @@ public final class Coordinator: Sendable {
                 attempts += 1
                 continue
             }
+            for notice in transport.takeNotices() { await state.warn(notice) }
             if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
             if let stats = (transport as? SSHTransport)?.deployStats {
                 progress(.phase("\(transport.name) ready in \(formatSeconds(stats.seconds)): "
