@@ -109,7 +109,7 @@ public final class SSHTransport: Transport {
             let why = r.stderrText.trimmingCharacters(in: .whitespacesAndNewlines)
             if r.status == RemoteLayout.untrustedStatus, why.hasPrefix("fanout: ") {
                 // The agent-side ownership checks say exactly what is wrong and how to fix it.
-                throw AgentError.unusable(agent: name, reason: String(why.dropFirst("fanout: ".count)))
+                throw AgentError.deployFailed(agent: name, reason: String(why.dropFirst("fanout: ".count)))
             }
             throw AgentError.deployFailed(agent: name, reason: "\(what) failed (exit \(r.status)\(r.signal.map { ", signal \($0)" } ?? "")): \(why)")
         }
