@@ -206,6 +206,9 @@ import Testing
     }
 
     @Test func aWorkdirOthersCanWriteOrOwnIsRefusedBeforeAnythingRuns() async throws {
+        _ = await sh("mkdir -p \(ShellQuote.quote(layout.workdir))")
+        let (c0, _, cerr0) = await sh(layout.trustedCache)
+        #expect(c0 == .exited(0), "a workdir without a cache yet passes the check: \(cerr0)")
         let (e0, _, err0) = await sh(layout.prepareRun)
         #expect(e0 == .exited(0), "a private workdir passes: \(err0)")
         let marker = root + "/killed-something"
@@ -216,6 +219,9 @@ import Testing
         #expect(err1.contains(layout.workdir) && err1.contains("writable by group or others (mode 777)"), "\(err1)")
         #expect(err1.contains("chmod go-w"), "says how to fix it: \(err1)")
         #expect(!FileManager.default.fileExists(atPath: marker))
+        // `fanout agents check` makes the same checks on what exists, without a run.
+        let (c1, _, cerr1) = await sh(layout.trustedCache)
+        #expect(c1 == .exited(RemoteLayout.untrustedStatus) && cerr1.contains("(mode 777)"), "\(cerr1)")
 
         _ = await sh("chmod 0700 \(ShellQuote.quote(layout.workdir)) && chown \(Self.otherUID) \(ShellQuote.quote(layout.bundles))")
         let (e2, _, err2) = await sh(layout.prepareRun)

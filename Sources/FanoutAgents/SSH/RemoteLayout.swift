@@ -47,12 +47,22 @@ public struct RemoteLayout: Sendable, Hashable {
     /// by nobody else unless it is sticky (/tmp); the work directory, the bundle cache and this run's folders belong
     /// to the agent user and are not writable by group or others. Prints why on stderr and exits 77 otherwise.
     public var trustedWorkdir: String {
+        trustCheck([bundles, incoming, workdir + "/runs", runDir, pids], onlyExisting: false)
+    }
+
+    /// The same checks on what exists of the work directory and its cache, without a run: `fanout agents check`.
+    public var trustedCache: String {
+        trustCheck([bundles, incoming, workdir + "/runs"], onlyExisting: true)
+    }
+
+    private func trustCheck(_ paths: [String], onlyExisting: Bool) -> String {
         [
             Self.shellHelpers,
             "d=$(cd \(q(workdir)) && pwd -P) || fanout_refuse \(q("cannot enter the work directory " + workdir))",
             "p=$d",
             "while [ \"$p\" != / ]; do p=$(dirname \"$p\"); fanout_above \"$p\"; done",
-            "for p in \"$d\" \(q(bundles)) \(q(incoming)) \(q(workdir + "/runs")) \(q(runDir)) \(q(pids)); do fanout_owned \"$p\"; done",
+            "fanout_owned \"$d\"",
+            "for p in \(paths.map(q).joined(separator: " ")); do \(onlyExisting ? "[ ! -e \"$p\" ] || " : "")fanout_owned \"$p\"; done",
         ].joined(separator: "\n")
     }
 
