@@ -135,7 +135,8 @@ public final class SSHTransport: Transport {
         var sent = 0
         let cached = ready.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "yes"
         if !cached {
-            let remoteArchive = layout.incoming + "/\(packed.sha256).\(runID).tar"
+            // Unique even when one agent is listed twice: two uploads never write into one file.
+            let remoteArchive = layout.incoming + "/\(packed.sha256).\(runID).\(UUID().uuidString.prefix(8)).tar"
             sent = try await c.upload(packed.archive, to: remoteArchive, mode: 0o600)
             try await check(layout.install(sha: packed.sha256, archive: remoteArchive), on: c,
                             what: "installing the bundle \(packed.sha256.prefix(12))")
