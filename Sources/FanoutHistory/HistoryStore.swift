@@ -10,7 +10,10 @@ import GRDB
 /// History is a cache of past runs, never the reason a run fails: ``open(at:retention:now:)`` moves an unreadable
 /// file aside and starts afresh, returning a warning for the run to show.
 ///
-/// All methods are synchronous and safe to call from any thread: a `DatabaseQueue` serializes them.
+/// All methods are synchronous and safe to call from any thread: a `DatabaseQueue` serializes them. Several
+/// processes may use one file at once (two `fanout run`s in one package): the file is in WAL mode, writes are
+/// IMMEDIATE transactions that wait up to ``busyTimeout`` for each other, and opening is serialized by a lock on the
+/// folder.
 public final class HistoryStore: Sendable {
     /// Where the CLI keeps history, relative to the package folder.
     public static let defaultPath = ".fanout/history.sqlite"
@@ -61,6 +64,11 @@ public final class HistoryStore: Sendable {
             throw .fileNotAccessible(path: path)
         }
 
+        // Two runs in one package may open the same history at once: opening (creating and migrating a fresh file,
+        // or moving a corrupt one aside) happens under a lock on the folder, so the second waits, then finds the
+        // file the first left. Recording needs no such lock: SQLite's own locks and the busy timeout cover it.
+        let lock = try FolderLock.acquire(folder: folder, for: path)
+        defer { lock.release() }
         do {
             let queue = try connect(path: path)
             return (HistoryStore(path: path, retention: retention, dbQueue: queue), [])
@@ -101,11 +109,16 @@ public final class HistoryStore: Sendable {
 
     // MARK: - Opening
 
+    /// How long a write waits for another process's write to finish before giving up with ``HistoryError/locked(path:)``.
+    static let busyTimeout: TimeInterval = 30
+
     private static var configuration: Configuration {
         var config = Configuration()
         config.label = "fanout.history"
+        // WAL: a run reading its estimates never waits for another run that is recording, and the other way round.
+        config.journalMode = .wal
         // Two Fanout runs may finish at the same moment in one package: the second waits instead of failing.
-        config.busyMode = .timeout(10)
+        config.busyMode = .timeout(busyTimeout)
         return config
     }
 
@@ -203,9 +216,20 @@ public final class HistoryStore: Sendable {
         }
     }
 
+    /// Runs `body` in an IMMEDIATE transaction: the write lock is taken at BEGIN, so two processes recording at once
+    /// queue up on the busy timeout instead of one failing at its first write (a deferred transaction that started
+    /// as a reader cannot wait its way into a writer).
     func write<T>(_ action: String, _ body: (Database) throws -> T) throws(HistoryError) -> T {
         do {
-            return try dbQueue.write(body)
+            return try dbQueue.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw HistoryError.database(path: path, action: action, message: "the transaction returned nothing") }
+                return result
+            }
         } catch {
             throw Self.map(error, path: path, action: action)
         }

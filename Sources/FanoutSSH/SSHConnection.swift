@@ -57,7 +57,9 @@ public final class SSHConnection: Sendable {
     /// False once the connection was lost or closed.
     public var isAlive: Bool { mailbox.isAlive }
 
-    /// Runs `command` (through the login shell of the remote user, as sshd does) on a new channel.
+    /// Runs `command` (through the login shell of the remote user, as sshd does) on a new channel. The command is a
+    /// finished shell line: this module quotes nothing, so every value in it must already be quoted by the caller
+    /// (FanoutAgents uses FanoutCore's `ShellQuote`, the project's one quoting function).
     ///
     /// The stream yields `.stdout`/`.stderr` chunks as they arrive, then exactly one `.exited` or `.failed`.
     /// Ending the iteration early (or cancelling the consuming task) closes the channel; the remote process is not
@@ -102,38 +104,13 @@ public final class SSHConnection: Sendable {
     // MARK: - SFTP
 
     /// Uploads a local file over SFTP (256 KiB writes), creating or truncating `remotePath`, and sets its
-    /// permissions to `mode`. Returns the number of bytes sent. Not atomic: see `install`.
+    /// permissions to `mode`. Returns the number of bytes sent. Not atomic: upload to a temporary name, then rename.
     @discardableResult
     public func upload(_ localPath: String, to remotePath: String, mode: Int32 = 0o644) async throws(SSHError) -> Int {
         switch try await sftp(.upload(localPath: localPath, remotePath: remotePath, mode: mode)) {
         case .bytes(let count): return count
         case .done, .attributes: return 0
         }
-    }
-
-    /// Atomically installs a local file at `remotePath`: uploads it to a temporary name next to it, then renames.
-    /// An existing file at `remotePath` is replaced (SFTP v3 rename refuses to overwrite, so then `mv -f` runs).
-    @discardableResult
-    public func install(_ localPath: String, at remotePath: String, mode: Int32 = 0o644) async throws(SSHError) -> Int {
-        let temporary = "\(remotePath).fanout-part-\(UInt64.random(in: 0...UInt64.max) & 0xffff_ffff_ffff)"
-        let count: Int
-        do {
-            count = try await upload(localPath, to: temporary, mode: mode)
-        } catch {
-            try? await remove(temporary)
-            throw error
-        }
-        do {
-            try await rename(temporary, to: remotePath)
-        } catch {
-            let result = try await run("mv -f -- \(shellQuote(temporary)) \(shellQuote(remotePath))", timeout: 30)
-            guard result.succeeded else {
-                try? await remove(temporary)
-                throw .sftpFailed(endpoint, operation: "install (rename)", path: remotePath,
-                                  reason: "\(error); `mv -f` failed too: \(result.stderrText)")
-            }
-        }
-        return count
     }
 
     /// Creates a directory. With `intermediate`, creates missing parents and accepts existing directories.
@@ -194,9 +171,4 @@ public final class SSHConnection: Sendable {
             if !mailbox.post(.close(reply: reply)) { reply.resume() }
         }
     }
-}
-
-/// Quotes a string for POSIX sh.
-func shellQuote(_ value: String) -> String {
-    "'" + value.replacing("'", with: "'\\''") + "'"
 }

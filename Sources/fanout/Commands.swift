@@ -155,7 +155,7 @@ struct AgentsCommand: AsyncParsableCommand {
             let (table, rows) = await AgentsCheck.run(settings: settings, latencyRuns: latency)
             print(table.rendered())
             for row in rows where row.problem != nil {
-                print("\n\(row.agent) (\(row.address)): \(row.problem ?? "")")
+                print(TextSanitizer.terminalSafe("\n\(row.agent) (\(row.address)): \(row.problem ?? "")"))
             }
             if rows.contains(where: { !$0.usable }) { throw ExitCode(FanoutCoordinator.ExitCode.infrastructure.rawValue) }
         }

@@ -18,7 +18,9 @@ import Testing
 
     init() throws {
         folder = Folder()
-        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        // Not writable by group or others whatever the umask: the agent-side checks refuse such parents.
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
         layout = try RemoteLayout(workdir: folder.path + "/work dir", runID: "run-1")
     }
 
@@ -120,5 +122,171 @@ import Testing
         _ = try await running.value
         #expect(!FileManager.default.fileExists(atPath: layout.runDir))
         #expect(await processIsGone(pid_t(pid) ?? 0))
+    }
+
+    // MARK: - Runs that share an agent
+
+    /// Another user on the agent: the checks must refuse what it owns (this test runs as root, so it can chown).
+    static let otherUID = 65534
+
+    func layout(run: String) throws -> RemoteLayout { try RemoteLayout(workdir: layout.workdir, runID: run) }
+
+    /// The bundle's folder as installed: its files, and nothing nested or left half-way.
+    func installedFiles(_ sha: String) throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: layout.bundle(sha)))
+    }
+
+    @Test func twoRunsInstallingTheSameBundleAtOnceNeitherNestNorDelete() async throws {
+        let other = try layout(run: "run-2")
+        _ = await sh(layout.prepareRun)
+        _ = await sh(other.prepareRun)
+        let (tar, sha) = try await makeArchive(["Tests.xctest": "binary", "data.txt": "x"])
+        for round in 0..<12 {
+            // Each run uploads its own copy of the archive, then both install at the same moment.
+            let a = layout.incoming + "/\(sha).run-1.tar", b = other.incoming + "/\(sha).run-2.tar"
+            try? FileManager.default.removeItem(atPath: a)
+            try? FileManager.default.removeItem(atPath: b)
+            try FileManager.default.copyItem(atPath: tar, toPath: a)
+            try FileManager.default.copyItem(atPath: tar, toPath: b)
+            try? FileManager.default.removeItem(atPath: layout.bundle(sha))
+            if round % 3 == 1 {
+                // A leftover without .complete (an eviction cut short) must not stop either of them.
+                try FileManager.default.createDirectory(atPath: layout.bundle(sha) + "/junk", withIntermediateDirectories: true)
+            } else if round % 3 == 2 {
+                // Already installed by a third run: both keep it.
+                let c = root + "/third.tar"
+                try? FileManager.default.removeItem(atPath: c)
+                try FileManager.default.copyItem(atPath: tar, toPath: c)
+                _ = await sh(layout.install(sha: sha, archive: c))
+            }
+            async let first = sh(layout.install(sha: sha, archive: a))
+            async let second = sh(other.install(sha: sha, archive: b))
+            let (e1, _, err1) = await first, (e2, _, err2) = await second
+            #expect(e1 == .exited(0) && e2 == .exited(0), "round \(round): \(err1) \(err2)")
+            #expect(try installedFiles(sha) == [".complete", "Tests.xctest", "data.txt"],
+                    "round \(round): one whole bundle, nothing nested in it")
+            let (_, ready, readyErr) = await sh(layout.bundleReady(sha))
+            #expect(ready == "yes\n", "\(readyErr)")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: layout.incoming)
+            #expect(leftovers.isEmpty, "round \(round): nothing left in .incoming: \(leftovers)")
+        }
+    }
+
+    @Test func aBundleFromAnotherUserIsRefusedWithTheReason() async throws {
+        _ = await sh(layout.prepareRun)
+        let sha = String(repeating: "ab", count: 32)
+        // Planted: a complete-looking bundle that the agent user did not write.
+        let planted = layout.bundle(sha)
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        try "#!/bin/sh\necho pwned\n".write(toFile: planted + "/Tests.xctest", atomically: true, encoding: .utf8)
+        #expect(FileManager.default.createFile(atPath: planted + "/.complete", contents: nil))
+        _ = await sh("chown -R \(Self.otherUID) \(ShellQuote.quote(planted))")
+        let (e, out, err) = await sh(layout.bundleReady(sha))
+        #expect(e == .exited(RemoteLayout.untrustedStatus))
+        #expect(!out.contains("yes"))
+        #expect(err.contains(planted) && err.contains("belongs to uid \(Self.otherUID), not to the agent user"), "\(err)")
+        #expect(err.contains("chown") || err.contains("remove"), "says how to fix it: \(err)")
+
+        // The folder is the agent user's, but a file in it belongs to someone else: refused too.
+        _ = await sh("chown \(getuid()) \(ShellQuote.quote(planted))")
+        let (e2, _, err2) = await sh(layout.bundleReady(sha))
+        #expect(e2 == .exited(RemoteLayout.untrustedStatus))
+        #expect(err2.contains("belongs to another user or is writable by group or others") && err2.contains("rm -rf"), "\(err2)")
+
+        // All the agent user's, but a file anyone may rewrite: refused.
+        _ = await sh("chown -R \(getuid()) \(ShellQuote.quote(planted)) && chmod 0666 \(ShellQuote.quote(planted + "/Tests.xctest"))")
+        let (e3, _, err3) = await sh(layout.bundleReady(sha))
+        #expect(e3 == .exited(RemoteLayout.untrustedStatus), "\(err3)")
+
+        // Fixed as the message says: accepted.
+        _ = await sh("chmod 0700 \(ShellQuote.quote(planted + "/Tests.xctest"))")
+        let (e4, out4, err4) = await sh(layout.bundleReady(sha))
+        #expect(e4 == .exited(0) && out4 == "yes\n", "\(err4)")
+    }
+
+    @Test func aWorkdirOthersCanWriteOrOwnIsRefusedBeforeAnythingRuns() async throws {
+        _ = await sh("mkdir -p \(ShellQuote.quote(layout.workdir))")
+        let (c0, _, cerr0) = await sh(layout.trustedCache)
+        #expect(c0 == .exited(0), "a workdir without a cache yet passes the check: \(cerr0)")
+        let (e0, _, err0) = await sh(layout.prepareRun)
+        #expect(e0 == .exited(0), "a private workdir passes: \(err0)")
+        let marker = root + "/killed-something"
+        // A pid file planted in a workdir others could write must never be read, let alone killed.
+        _ = await sh("chmod 0777 \(ShellQuote.quote(layout.workdir))")
+        let (e1, _, err1) = await sh(layout.prepareRun + " && touch \(ShellQuote.quote(marker))")
+        #expect(e1 == .exited(RemoteLayout.untrustedStatus))
+        #expect(err1.contains(layout.workdir) && err1.contains("writable by group or others (mode 777)"), "\(err1)")
+        #expect(err1.contains("chmod go-w"), "says how to fix it: \(err1)")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+        // `fanout agents check` makes the same checks on what exists, without a run.
+        let (c1, _, cerr1) = await sh(layout.trustedCache)
+        #expect(c1 == .exited(RemoteLayout.untrustedStatus) && cerr1.contains("(mode 777)"), "\(cerr1)")
+
+        _ = await sh("chmod 0700 \(ShellQuote.quote(layout.workdir)) && chown \(Self.otherUID) \(ShellQuote.quote(layout.bundles))")
+        let (e2, _, err2) = await sh(layout.prepareRun)
+        #expect(e2 == .exited(RemoteLayout.untrustedStatus))
+        #expect(err2.contains(layout.bundles) && err2.contains("belongs to uid \(Self.otherUID)"), "\(err2)")
+
+        // A parent that anyone may write (and is not sticky like /tmp) lets others swap the whole workdir.
+        _ = await sh("chown \(getuid()) \(ShellQuote.quote(layout.bundles)) && chmod 0777 \(ShellQuote.quote(root))")
+        let (e3, _, err3) = await sh(layout.prepareRun)
+        #expect(e3 == .exited(RemoteLayout.untrustedStatus))
+        #expect(err3.contains(root + " (above the work directory)") && err3.contains("not sticky"), "\(err3)")
+        _ = await sh("chmod 1777 \(ShellQuote.quote(root))")
+        let (e4, _, err4) = await sh(layout.prepareRun)
+        #expect(e4 == .exited(0), "a sticky parent, like /tmp, is fine: \(err4)")
+    }
+
+    @Test func evictionSparesBundlesThatALiveRunUses() async throws {
+        let other = try layout(run: "run-2")
+        _ = await sh(layout.prepareRun)
+        _ = await sh(other.prepareRun)
+        var shas: [String] = []
+        for i in 0..<4 {
+            let (tar, sha) = try await makeArchive(["f": "content \(i)"])
+            _ = await sh(layout.install(sha: sha, archive: tar))
+            _ = await sh("touch -d '2020-01-0\(i + 1)' \(ShellQuote.quote(layout.bundle(sha) + "/.complete"))")
+            shas.append(sha)
+        }
+        // run-2 is using the oldest bundle: it just marked it.
+        _ = await sh(other.bundleReady(shas[0]))
+        _ = await sh("touch -d '2020-01-01' \(ShellQuote.quote(layout.bundle(shas[0]) + "/.complete"))")
+        func left() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: layout.bundles).filter { !$0.hasPrefix(".") })
+        }
+        _ = await sh(layout.evict(keep: 1, current: shas[3]))
+        #expect(try left() == [shas[3], shas[0]], "run-2's bundle stays; the unused old ones go")
+
+        // run-2 went quiet long ago (a coordinator killed without cleaning up), but a unit it started still runs.
+        let quiet = "touch -d '2020-01-01' \(ShellQuote.quote(other.usesMarker(shas[0]))) \(ShellQuote.quote(other.pids))"
+        try String(getpgrp()).write(toFile: other.pidFile(1), atomically: true, encoding: .utf8)
+        _ = await sh(quiet)
+        _ = await sh(layout.evict(keep: 1, current: shas[3]))
+        #expect(try left() == [shas[3], shas[0]], "a live process group of run-2 keeps its bundle")
+
+        // Nothing of run-2 is alive and it has been quiet for longer than the limit: its bundle may go.
+        try "999999999".write(toFile: other.pidFile(1), atomically: true, encoding: .utf8)
+        _ = await sh(quiet)
+        _ = await sh(layout.evict(keep: 1, current: shas[3]))
+        #expect(try left() == [shas[3]])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: layout.incoming)
+        #expect(leftovers.isEmpty, "evicted bundles are removed, not parked: \(leftovers)")
+    }
+
+    @Test func anExecutableWhosePathHoldsAnEqualsSignRunsWithItsEnvironment() async throws {
+        _ = await sh(layout.prepareRun)
+        let dir = root + "/tools/A=B"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let tool = dir + "/X=1"
+        try "#!/bin/sh\nprintf '%s|%s' \"$V\" \"$1\"\n".write(toFile: tool, atomically: true, encoding: .utf8)
+        _ = await sh("chmod 0755 \(ShellQuote.quote(tool))")
+        for command in [Command(executable: tool, arguments: ["arg=1"], environment: ["V": "v w"]),
+                        Command(executable: tool, arguments: ["arg=1"])] {
+            let line = layout.unitCommand(command, unit: 3, workingDirectory: layout.runDir)
+            let ended = try await runAsSessionLeader(line)
+            #expect(ended.status == 0, "\(line)")
+            #expect(ended.stdout == (command.environment.isEmpty ? "" : "v w") + "|arg=1", "\(line)")
+        }
     }
 }

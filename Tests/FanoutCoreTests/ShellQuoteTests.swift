@@ -28,6 +28,26 @@ import Testing
         return String(decoding: data, as: UTF8.self)
     }
 
+    @Test func anExecutableHoldingAnEqualsSignIsNeverReadAsAnAssignment() throws {
+        // Unquoted, `X=1 arg` in command position would assign X and run `arg`.
+        #expect(ShellQuote.commandWord("X=1") == "'X=1'")
+        #expect(ShellQuote.commandWord("/opt/A=B/tool") == "'/opt/A=B/tool'")
+        #expect(ShellQuote.commandWord("/usr/bin/tool") == "/usr/bin/tool")
+        #expect(ShellQuote.commandWord("a b=c") == "'a b=c'")
+        let command = Command(executable: "/opt/A=B/tool", arguments: ["--x=1"], environment: ["V": "a b", "A": "1"])
+        #expect(command.shellLine() == "A=1 V='a b' '/opt/A=B/tool' --x=1")
+        #expect(command.shellLine(exec: true) == "A=1 V='a b' exec '/opt/A=B/tool' --x=1")
+        #expect(command.description == command.shellLine())
+        // A name no shell can assign is quoted: the shell then fails to find a command of that name, loudly.
+        #expect(Command(executable: "/bin/true", arguments: [], environment: ["A;B": "1"]).shellLine() == "'A;B'=1 /bin/true")
+    }
+
+    @Test(arguments: [("PATH", true), ("_x9", true), ("a", true), ("9A", false), ("A-B", false), ("", false),
+                      ("A B", false), ("É", false), ("A=B", false), ("A$", false)])
+    func variableNames(name: String, valid: Bool) {
+        #expect(ShellQuote.isVariableName(name) == valid)
+    }
+
     @Test func plainWordsStayReadable() {
         #expect(ShellQuote.quote("Module.Class/testA,Module.B") == "Module.Class/testA,Module.B")
         #expect(ShellQuote.join(["a b", "c"]) == "'a b' c")

@@ -45,7 +45,9 @@ struct HistoryStoreOpeningTests {
 
         let (store, warnings) = try HistoryStore.open(at: path, now: now)
         #expect(warnings.isEmpty)
-        #expect(try folder.files() == ["history.sqlite"])
+        // WAL mode: the write-ahead log and its index live beside the file while it is open.
+        #expect(try folder.files().filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["history.sqlite"])
+        #expect(try store.read("read the journal mode") { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
         try expectWorking(store)
     }
 
@@ -118,7 +120,11 @@ struct HistoryStoreOpeningTests {
 
         let (store, warnings) = try HistoryStore.open(at: path, now: now)
         #expect(warnings.count == 1)
-        #expect(try folder.files().filter { $0.hasPrefix("history.sqlite-") } == [])
+        #expect(try folder.files().contains("history.sqlite.corrupt-\(HistoryStore.timestamp(now))"))
+        for suffix in ["-journal", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            let contents = try Data(contentsOf: URL(fileURLWithPath: path + suffix))
+            #expect(!String(decoding: contents, as: UTF8.self).contains("stray"), "the fresh store's \(suffix) is its own")
+        }
         try expectWorking(store)
     }
 

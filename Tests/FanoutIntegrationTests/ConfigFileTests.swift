@@ -35,6 +35,10 @@ import Testing
         ("destination:\n  environment: { A: \"${NOPE}\" }\n", "f.yml:2", "NOPE is not set"),
         ("slots: [1, 2\n", "f.yml", "not valid YAML"),
         ("- a\n- b\n", "f.yml:1", "must be a mapping"),
+        ("destination:\n  environment:\n    GOOD: 1\n    \"A;B\": 2\n", "f.yml:4", "\"A;B\", which is not an environment variable name"),
+        ("destinations:\n  - name: d\n    environment: { 9LIVES: x }\n", "f.yml:3", "'destinations[0].environment' has \"9LIVES\""),
+        ("destination:\n  environment: { \"LOG LEVEL\": x }\n", "f.yml:2", "not an environment variable name"),
+        ("destination:\n  environment: { \"A=B\": x }\n", "f.yml:2", "not an environment variable name"),
     ])
     func errorsNameTheFileLineAndKey(text: String, place: String, message: String) {
         var s = RunSettings()

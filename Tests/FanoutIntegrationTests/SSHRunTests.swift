@@ -132,3 +132,48 @@ extension SSHRunTests {
         #expect(flaky.attempts[0].agent != flaky.attempts[1].agent, "the retry ran on another agent")
     }
 }
+
+extension SSHRunTests {
+    @Test func aBundlePlantedByAnotherUserIsRefusedAndTheAgentSkipped() async throws {
+        let dir = try TempDir()
+        let settings = try await fleetSettings(dir, filters: ["^DemoKitTests\\.GCDTests$"])
+        let bundle = try #require(settings.bundlePath)
+        let archives = ProductArchives()
+        let sha = try await archives.pack(TestProduct(binary: bundle)).sha256
+        await archives.discard()
+        // Root (this test) plants a complete-looking bundle in agent-1's cache: not the agent user's.
+        let planted = settings.agents[0].workdir + "/bundles/" + sha
+        try? FileManager.default.removeItem(atPath: planted)
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: planted) }
+        try FileManager.default.copyItem(atPath: bundle, toPath: planted + "/" + URL(fileURLWithPath: bundle).lastPathComponent)
+        #expect(FileManager.default.createFile(atPath: planted + "/.complete", contents: nil))
+
+        let outcome = try await Coordinator(settings: settings).run()
+        #expect(outcome.exitCode == .success, "the other agents run everything")
+        let warning = outcome.report.warnings.first { $0.contains("agent-1") }
+        #expect(warning?.contains("\(planted) belongs to uid 0, not to the agent user") == true, "\(outcome.report.warnings)")
+        #expect(!outcome.report.units.contains { $0.agent == "agent-1" }, "nothing ran from the planted bundle")
+    }
+
+    @Test func installReplacesARemoteFileAtomically() async throws {
+        let dir = try TempDir()
+        let settings = try await fleetSettings(dir)
+        let spec = settings.agents[0]
+        let connection = try await SSHTransport(spec: spec, settings: settings.ssh, archives: nil).connection()
+        let target = spec.workdir + "/install-\(UUID().uuidString)/it's a tool"
+        _ = try await connection.run("mkdir -p \(ShellQuote.quote(URL(fileURLWithPath: target).deletingLastPathComponent().path))")
+        try "first\n".write(toFile: dir.file("a"), atomically: true, encoding: .utf8)
+        try "second version\n".write(toFile: dir.file("b"), atomically: true, encoding: .utf8)
+        #expect(try await connection.install(dir.file("a"), at: target, mode: 0o755) == 6)
+        #expect(try await connection.run("cat \(ShellQuote.quote(target))").stdoutText == "first\n")
+        // The second replaces the first: SFTP's rename refuses, so the quoted `mv -f` does it.
+        #expect(try await connection.install(dir.file("b"), at: target, mode: 0o755) == 15)
+        #expect(try await connection.run("cat \(ShellQuote.quote(target))").stdoutText == "second version\n")
+        #expect(try await connection.stat(target)?.mode.map { $0 & 0o777 } == 0o755)
+        let folder = URL(fileURLWithPath: target).deletingLastPathComponent().path
+        #expect(try await connection.run("ls -A \(ShellQuote.quote(folder))").stdoutText == "it's a tool\n", "no temporary file left")
+        _ = try await connection.run("rm -rf \(ShellQuote.quote(folder))")
+        await connection.close()
+    }
+}

@@ -39,35 +39,3 @@ import Testing
         #expect(XMLEscaping.text("\u{1B}[1;31merror\u{1B}[0m: <x>") == "error: &lt;x&gt;")
     }
 }
-
-@Suite(.timeLimit(.minutes(2))) struct TextSanitizerTests {
-    @Test(arguments: [
-        ("\u{1B}[31mred\u{1B}[0m", "red"),
-        ("\u{1B}[38;5;196mcolor256\u{1B}[m", "color256"),
-        ("\u{1B}[38;2;255;0;0mtruecolor\u{1B}[39m", "truecolor"),
-        ("a\u{1B}[2K\u{1B}[1Gb", "ab"),
-        ("\u{1B}[?25lhidden cursor\u{1B}[?25h", "hidden cursor"),
-        ("\u{1B}]8;;https://example.com\u{7}link\u{1B}]8;;\u{1B}\\", "link"),
-        ("\u{1B}]0;window title\u{7}text", "text"),
-        ("\u{1B}(Bcharset", "charset"),
-        ("\u{1B}7saved\u{1B}8", "saved"),
-        ("\u{9B}32mC1 CSI\u{9B}0m", "C1 CSI"),
-        ("lone \u{1B}", "lone "),
-        ("cut \u{1B}[31", "cut "),
-        ("unterminated \u{1B}]8;;http://x\nnext line", "unterminated \nnext line"),
-        ("no escapes at all: [31m is text", "no escapes at all: [31m is text"),
-    ])
-    func stripsANSI(input: String, expected: String) {
-        #expect(TextSanitizer.strippingANSI(input) == expected)
-    }
-
-    @Test func foldsLineEndings() {
-        #expect(TextSanitizer.normalizingNewlines("a\r\nb\rc\n\rd") == "a\nb\nc\n\nd")
-    }
-
-    @Test func terminalSafeLeavesNoControlCharacters() {
-        let safe = TextSanitizer.terminalSafe("\u{1B}[31mx\u{1B}[0m\t\u{7}\u{0}y\r\nz\u{9B}")
-        #expect(safe == "x    \u{FFFD}\u{FFFD}y\nz")
-        #expect(!safe.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
-    }
-}

@@ -41,11 +41,6 @@ import Testing
         #expect(SSHEndpoint(host: "h", port: 2222, user: "u").description == "u@h:2222")
     }
 
-    @Test func shellQuoting() {
-        #expect(shellQuote("plain") == "'plain'")
-        #expect(shellQuote("it's") == "'it'\\''s'")
-    }
-
     @Test func everyErrorSaysWhatAndHow() {
         let endpoint = SSHEndpoint(host: "10.0.0.1", port: 2222, user: "agent")
         let errors: [SSHError] = [

@@ -69,16 +69,49 @@ public actor ProductArchive {
         return members
     }
 
+    /// Symbolic links among the members, inside `.resources` folders too: a link to something inside the product's
+    /// folder is packed as what it points to (`tar --dereference`); a link that leads outside that folder, or
+    /// nowhere, is refused, since agents would get a dangling link or a file from elsewhere on this machine. The
+    /// binary itself may be a link anywhere: it is the product the user named.
+    public static func checkLinks(_ members: [String], of product: TestProduct) throws(AgentError) {
+        let fm = FileManager.default
+        let folder = URL(fileURLWithPath: product.directory).resolvingSymlinksInPath().path
+        func isLink(_ path: String) -> Bool {
+            (try? fm.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeSymbolicLink
+        }
+        func check(_ path: String) throws(AgentError) {
+            if isLink(path) {
+                let target = (try? fm.destinationOfSymbolicLink(atPath: path)) ?? "?"
+                let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                guard fm.fileExists(atPath: path) else {
+                    throw .deployFailed(agent: "(packing)", reason: "\(path) is a symbolic link to \(target), which does not "
+                        + "exist. Remove the link, or rebuild the product")
+                }
+                guard resolved.hasPrefix(folder + "/") else {
+                    throw .deployFailed(agent: "(packing)", reason: "\(path) is a symbolic link to \(target), outside the "
+                        + "product folder \(product.directory): agents would not have it. Replace the link with a copy of "
+                        + "the file (cp --remove-destination \"$(readlink -f '\(path)')\" '\(path)'), or remove it")
+                }
+            }
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return }
+            for name in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() { try check(path + "/" + name) }
+        }
+        for member in members.dropFirst() { try check(product.directory + "/" + member) }
+    }
+
     static func make(_ product: TestProduct, scratch: String) async throws -> PackedProduct {
         let members = try members(of: product)
-        let archive = scratch + "/fanout-product-\(UUID().uuidString).tar"
+        try checkLinks(members, of: product)
+        let archive = try privateArchivePath(in: scratch)
         let shell = LocalTransport(name: "pack", slots: 1)
         let tar = Command(executable: "/bin/tar", arguments: [
-            "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "--format=gnu",
+            "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "--format=gnu", "--dereference",
             "-cf", archive, "-C", product.directory, "--",
         ] + members)
         let (ending, _, err) = await shell.capture(tar)
         guard ending == .exited(0) else {
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: archive).deletingLastPathComponent().path)
             throw AgentError.deployFailed(agent: "(packing)", reason: "tar failed (\(ending)): \(String(decoding: err, as: UTF8.self))")
         }
         let (sumEnding, out, _) = await shell.capture(Command(executable: "/usr/bin/sha256sum", arguments: [archive]))
@@ -91,8 +124,29 @@ public actor ProductArchive {
                              binaryName: members[0], files: members)
     }
 
-    /// Removes the local archive.
+    /// A new, empty archive file (0600) in a folder of its own (0700, from mkdtemp) under `scratch`: nobody else on
+    /// this machine can read the product or swap the archive between packing and uploading.
+    static func privateArchivePath(in scratch: String) throws(AgentError) -> String {
+        var template = Array((scratch.hasSuffix("/") ? scratch : scratch + "/").utf8CString.dropLast())
+            + Array("fanout-pack-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
+        guard let folder = made.map({ String(cString: $0) }) else {
+            throw .deployFailed(agent: "(packing)", reason: "cannot create a private folder in \(scratch): "
+                + "\(String(cString: strerror(errno))). Make the temporary folder writable (or set TMPDIR)")
+        }
+        let archive = folder + "/product.tar"
+        let fd = open(archive, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw .deployFailed(agent: "(packing)", reason: "cannot create \(archive): \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        return archive
+    }
+
+    /// Removes the local archive and its private folder.
     public func discard() async {
-        if let packed, let p = try? await packed.value { try? FileManager.default.removeItem(atPath: p.archive) }
+        if let packed, let p = try? await packed.value {
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p.archive).deletingLastPathComponent().path)
+        }
     }
 }

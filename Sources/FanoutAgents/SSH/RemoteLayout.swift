@@ -35,19 +35,64 @@ public struct RemoteLayout: Sendable, Hashable {
 
     public func bundle(_ sha: String) -> String { bundles + "/" + sha }
 
-    /// Creates the run's folders.
+    /// Creates the run's folders (private to the agent user) and refuses to go on unless the work directory can be
+    /// trusted: see ``trustedWorkdir``. Nothing in the work directory is read or run before this passes.
     public var prepareRun: String {
-        "mkdir -p \(q(pids)) \(q(incoming))"
+        "umask 077 && mkdir -p \(q(pids)) \(q(incoming)) && \(trustedWorkdir)"
     }
+
+    /// Exit status of the agent-side checks when something in the work directory cannot be trusted.
+    public static let untrustedStatus: Int32 = 77
+
+    /// Checks, like sshd's StrictModes, that nobody but the agent user can change what Fanout will run: every folder
+    /// above the work directory (after resolving symbolic links) belongs to root or the agent user and is writable
+    /// by nobody else unless it is sticky (/tmp); the work directory, the bundle cache and this run's folders belong
+    /// to the agent user and are not writable by group or others. Prints why on stderr and exits 77 otherwise.
+    public var trustedWorkdir: String {
+        trustCheck([bundles, incoming, workdir + "/runs", runDir, pids], onlyExisting: false)
+    }
+
+    /// The same checks on what exists of the work directory and its cache, without a run: `fanout agents check`.
+    public var trustedCache: String {
+        trustCheck([bundles, incoming, workdir + "/runs"], onlyExisting: true)
+    }
+
+    private func trustCheck(_ paths: [String], onlyExisting: Bool) -> String {
+        [
+            Self.shellHelpers,
+            "d=$(cd \(q(workdir)) && pwd -P) || fanout_refuse \(q("cannot enter the work directory " + workdir))",
+            "p=$d",
+            "while [ \"$p\" != / ]; do p=$(dirname \"$p\"); fanout_above \"$p\"; done",
+            "fanout_owned \"$d\"",
+            "for p in \(paths.map(q).joined(separator: " ")); do \(onlyExisting ? "[ ! -e \"$p\" ] || " : "")fanout_owned \"$p\"; done",
+        ].joined(separator: "\n")
+    }
+
+    /// Shell functions of the checks. `fanout_refuse` ends the script with status 77 and a message saying what to fix.
+    static let shellHelpers = #"""
+        me=$(id -u)
+        fanout_refuse() { echo "fanout: $*" >&2; exit 77; }
+        fanout_stat() { s=$(stat -c '%u %a' "$1") || fanout_refuse "cannot inspect $1"; u=${s% *}; m=0${s#* }; }
+        fanout_above() {
+          fanout_stat "$1"
+          [ "$u" = 0 ] || [ "$u" = "$me" ] || fanout_refuse "$1 (above the work directory) belongs to uid $u, not to root or the agent user (uid $me): another user could replace what Fanout runs. Choose a work directory whose parents belong to root or to the agent user"
+          [ $((m & 022)) = 0 ] || [ $((m & 01000)) != 0 ] || fanout_refuse "$1 (above the work directory) is writable by group or others (mode ${m#0}) and not sticky: another user could replace what Fanout runs. Run chmod go-w '$1', or choose another work directory"
+        }
+        fanout_owned() {
+          fanout_stat "$1"
+          [ "$u" = "$me" ] || fanout_refuse "$1 belongs to uid $u, not to the agent user (uid $me): Fanout runs only what the agent user wrote. Check who created it, then remove it or give it to the agent user (chown -R $me '$1')"
+          [ $((m & 022)) = 0 ] || fanout_refuse "$1 is writable by group or others (mode ${m#0}): another user could change what Fanout runs. Run chmod go-w '$1'"
+        }
+        """#
 
     /// Runs a unit and records its process group so another channel can kill it (libssh2 1.10 cannot send signals
     /// over a channel). sshd starts every non-pty session with setsid(), so the remote shell already leads a
     /// session and process group of its own: `$$` is the group, and `exec` keeps the test binary's exit status and
     /// signal. (`setsid(1)` would fork here, since the shell is already a group leader, and lose them.)
+    /// The environment is set by the shell (`NAME=value exec …`), not by `env`, which would take an executable whose
+    /// path contains `=` for one more assignment.
     public func unitCommand(_ command: Command, unit: Int, workingDirectory: String) -> String {
-        let env = command.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let program = (env.isEmpty ? [] : ["env"] + env) + [command.executable] + command.arguments
-        return "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit))) && exec \(ShellQuote.join(program))"
+        "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit))) && \(command.shellLine(exec: true))"
     }
 
     public func pidFile(_ unit: Int) -> String { pids + "/" + String(unit) }
@@ -124,32 +169,87 @@ public struct RemoteLayout: Sendable, Hashable {
             + Self.reap(pids: "\"$d/pids\"", dir: "\"$d\"") + "; echo \"${d##*/} $n\"; done; true"
     }
 
-    /// Prints `yes` when the bundle is installed and complete (and marks it used, for eviction by age).
-    public func bundleReady(_ sha: String) -> String {
-        "if [ -f \(q(bundle(sha) + "/.complete")) ]; then touch \(q(bundle(sha) + "/.complete")); echo yes; else echo no; fi"
-    }
+    /// The file in this run's folder that says the run uses bundle `sha`: eviction leaves the bundle alone while the
+    /// run is alive.
+    public func usesMarker(_ sha: String) -> String { runDir + "/uses-" + sha }
 
-    /// Verifies an uploaded archive, unpacks it beside its final place and renames it into place in one step, so a
-    /// half-finished upload is never used. A concurrent install of the same bundle wins harmlessly.
-    public func install(sha: String, archive: String) -> String {
-        let staging = incoming + "/" + sha + ".\(runID)"
-        let final = bundle(sha)
+    /// Prints `yes` when the bundle is installed and complete, `no` when it is not there. A bundle that is there but
+    /// could have been written by someone other than the agent user (a `.complete` planted by another user, a file
+    /// writable by group or others) is refused: exit 77 with the reason. Marks the bundle used by this run, and
+    /// touches `.complete` so eviction sees it as recently used.
+    public func bundleReady(_ sha: String) -> String {
+        let b = bundle(sha)
         return [
-            "set -e",
-            "actual=$(sha256sum \(q(archive)) | cut -d' ' -f1)",
-            "if [ \"$actual\" != \(q(sha)) ]; then echo \"checksum mismatch: got $actual\" >&2; rm -f \(q(archive)); exit 65; fi",
-            "rm -rf \(q(staging)) && mkdir -p \(q(staging))",
-            "tar -xf \(q(archive)) -C \(q(staging))",
-            "touch \(q(staging + "/.complete"))",
-            "rm -f \(q(archive))",
-            "if [ -f \(q(final + "/.complete")) ]; then rm -rf \(q(staging)); else rm -rf \(q(final)); mv \(q(staging)) \(q(final)); fi",
+            Self.shellHelpers,
+            "umask 077",
+            "b=\(q(b))",
+            ": > \(q(usesMarker(sha)))",
+            "if [ ! -e \"$b\" ]; then echo no; exit 0; fi",
+            "fanout_owned \"$b\"",
+            "if [ ! -f \"$b/.complete\" ]; then echo no; exit 0; fi",
+            #"bad=$(find "$b" \( ! -user "$me" -o \( ! -type l \( -perm -020 -o -perm -002 \) \) \) -print | head -n 1)"#,
+            #"[ -z "$bad" ] || fanout_refuse "the cached bundle $b holds $bad, which belongs to another user or is writable by group or others: something other than Fanout wrote into the cache. Check who did, then remove the bundle (rm -rf '$b') so that it is uploaded again""#,
+            #"touch "$b/.complete""#,
+            "echo yes",
         ].joined(separator: "\n")
     }
 
-    /// Keeps the `keep` most recently used bundles (and always `current`), removing the others.
-    public func evict(keep: Int, current: String) -> String {
-        "cd \(q(bundles)) && ls -1t */.complete 2>/dev/null | cut -d/ -f1 | tail -n +\(max(1, keep) + 1) | "
-            + "while read -r b; do [ \"$b\" != \(q(current)) ] && rm -rf -- \"$b\"; done; true"
+    /// Verifies an uploaded archive, unpacks it into a folder of its own and renames that into place in one step
+    /// (`mv -T`: rename(2), which never moves into an existing folder), so a half-finished upload is never used and two
+    /// runs installing the same bundle at once never delete or nest each other's copy: the second rename fails, and
+    /// the loser keeps the winner's identical bundle. A leftover without `.complete` (damaged by hand, or a pre-1.0
+    /// eviction cut short) is renamed aside first; if what was renamed turns out complete (a racer's fresh install),
+    /// it is put back.
+    public func install(sha: String, archive: String) -> String {
+        // `$$` (the remote shell's pid) keeps two installs of one run (the same agent listed twice) apart too.
+        let staging = q(incoming + "/" + sha + "." + runID) + ".$$"
+        let aside = q(incoming + "/stale-" + sha + "." + runID) + ".$$"
+        return [
+            "set -e",
+            "umask 077",
+            "s=\(staging) f=\(q(bundle(sha))) a=\(aside)",
+            "actual=$(sha256sum \(q(archive)) | cut -d' ' -f1)",
+            "if [ \"$actual\" != \(q(sha)) ]; then echo \"checksum mismatch: got $actual\" >&2; rm -f \(q(archive)); exit 65; fi",
+            #"rm -rf "$s" && mkdir -p "$s""#,
+            #"tar -xf \#(q(archive)) -C "$s" --no-same-owner --no-same-permissions"#,
+            #"touch "$s/.complete""#,
+            "rm -f \(q(archive))",
+            #"if [ -e "$f" ] && [ ! -f "$f/.complete" ] && mv -T "$f" "$a" 2>/dev/null; then"#,
+            #"  if [ -f "$a/.complete" ]; then mv -T "$a" "$f" 2>/dev/null || rm -rf "$a"; else rm -rf "$a"; fi"#,
+            "fi",
+            #"if ! mv -T "$s" "$f" 2>/dev/null; then"#,
+            #"  rm -rf "$s""#,
+            #"  [ -f "$f/.complete" ] || { echo "cannot install $f: it exists and is incomplete; remove it (rm -rf '$f')" >&2; exit 73; }"#,
+            "fi",
+        ].joined(separator: "\n")
+    }
+
+    /// Keeps the `keep` most recently used bundles, `current`, and every bundle a live run uses; removes the others.
+    ///
+    /// Without leases, "live" is judged on the agent from the run folders: a run uses a bundle when its folder holds
+    /// `uses-<sha>` (``bundleReady(_:)`` writes it), and it is live while one of its recorded process groups is alive,
+    /// or while it touched that marker or started a unit within the last `liveMinutes` (a crashed coordinator's
+    /// folder stops protecting its bundle after that). A bundle is renamed out of sight before it is deleted, so no
+    /// run ever sees half of one.
+    public func evict(keep: Int, current: String, liveMinutes: Int = 30) -> String {
+        let runs = workdir + "/runs"
+        return [
+            "cd \(q(bundles)) || exit 0",
+            "ls -1t -- */.complete 2>/dev/null | cut -d/ -f1 | tail -n +\(max(1, keep) + 1) | while read -r b; do",
+            "  [ \"$b\" = \(q(current)) ] && continue",
+            "  live=0",
+            "  for u in \(q(runs))/*/uses-\"$b\"; do",
+            "    [ -e \"$u\" ] || continue",
+            "    r=${u%/uses-*}",
+            "    if [ -n \"$(find \"$u\" \"$r/pids\" -maxdepth 0 -mmin -\(max(1, liveMinutes)) 2>/dev/null)\" ]; then live=1; break; fi",
+            "    for p in \"$r\"/pids/*; do [ -f \"$p\" ] && kill -0 -\"$(cat \"$p\")\" 2>/dev/null && live=1 && break; done",
+            "    [ $live = 1 ] && break",
+            "  done",
+            "  [ $live = 1 ] && continue",
+            "  t=.incoming/evicted-\"$b\".$$",
+            "  mv -T -- \"$b\" \"$t\" 2>/dev/null && rm -rf -- \"$t\"",
+            "done; true",
+        ].joined(separator: "\n")
     }
 
     private func q(_ s: String) -> String { ShellQuote.quote(s) }

@@ -111,6 +111,10 @@ public final class SSHTransport: Transport {
         let r = try await c.run(command, timeout: timeout)
         guard r.succeeded else {
             let why = r.stderrText.trimmingCharacters(in: .whitespacesAndNewlines)
+            if r.status == RemoteLayout.untrustedStatus, why.hasPrefix("fanout: ") {
+                // The agent-side ownership checks say exactly what is wrong and how to fix it.
+                throw AgentError.deployFailed(agent: name, reason: String(why.dropFirst("fanout: ".count)))
+            }
             throw AgentError.deployFailed(agent: name, reason: "\(what) failed (exit \(r.status)\(r.signal.map { ", signal \($0)" } ?? "")): \(why)")
         }
         return r
@@ -124,6 +128,8 @@ public final class SSHTransport: Transport {
         let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
         state.withLock { $0.layout = layout }
         liveTransports.withLock { $0[ObjectIdentifier(self)] = self }
+        // Creates the run's folders and checks that nobody but the agent user can change what runs there, before
+        // anything in them (the pid files killAll reads, the bundle) is used.
         try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
         // On re-admission, whatever this run left running there before the connection died goes first.
         try await check(layout.killAll, on: c, what: "stopping what this run left on the agent")
@@ -134,10 +140,16 @@ public final class SSHTransport: Transport {
         var sent = 0
         let cached = ready.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "yes"
         if !cached {
-            let remoteArchive = layout.incoming + "/\(packed.sha256).\(runID).tar"
+            // Unique even when one agent is listed twice: two uploads never write into one file.
+            let remoteArchive = layout.incoming + "/\(packed.sha256).\(runID).\(UUID().uuidString.prefix(8)).tar"
             sent = try await c.upload(packed.archive, to: remoteArchive, mode: 0o600)
             try await check(layout.install(sha: packed.sha256, archive: remoteArchive), on: c,
                             what: "installing the bundle \(packed.sha256.prefix(12))")
+            // Whoever won a concurrent install, the bundle in place passes the same checks as a cached one.
+            let installed = try await check(layout.bundleReady(packed.sha256), on: c, what: "checking the installed bundle")
+            guard installed.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "yes" else {
+                throw AgentError.deployFailed(agent: name, reason: "the bundle \(packed.sha256.prefix(12)) is not in place after installing it")
+            }
         }
         try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256), on: c, what: "evicting old bundles")
         let elapsed = ContinuousClock.now - start

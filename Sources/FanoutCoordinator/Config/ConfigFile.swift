@@ -115,7 +115,7 @@ public enum ConfigFile {
                     }
                 }
                 return DestinationSpec(
-                    destination: Destination(name: try name.string(), environment: try d["environment"]?.stringMap() ?? [:],
+                    destination: Destination(name: try name.string(), environment: try d["environment"]?.environmentMap() ?? [:],
                                              arguments: try d["arguments"]?.strings() ?? []),
                     configuration: try d["configuration"]?.oneOf(["debug", "release"]),
                     buildFlags: try d["build_flags"]?.strings(), frameworks: frameworks,
@@ -126,7 +126,7 @@ public enum ConfigFile {
             let d = try dest.mapping(allowed: ["name", "environment", "arguments"])
             var destination = Destination.local
             if let v = d["name"] { destination.name = try v.string() }
-            if let v = d["environment"] { destination.environment = try v.stringMap() }
+            if let v = d["environment"] { destination.environment = try v.environmentMap() }
             if let v = d["arguments"] { destination.arguments = try v.strings() }
             settings.destination = destination
         }
@@ -198,6 +198,22 @@ struct ConfigNode {
                                              environment: environment).string()
         }
         return out
+    }
+
+    /// Environment variables for the tests: names must be `[A-Za-z_][A-Za-z0-9_]*`, since a shell (on an agent) can
+    /// assign nothing else, and a name like `A;B` or `PATH ` is a typo or worse. The error names the key's line.
+    func environmentMap() throws(FanoutError) -> [String: String] {
+        guard case .mapping(let m) = node else { throw fail("must be a mapping of variable names to values") }
+        for (k, _) in m {
+            guard case .scalar(let key) = k else { throw fail("has a key that is not a plain name") }
+            guard ShellQuote.isVariableName(key.string) else {
+                let line = k.mark.map { ":\($0.line)" } ?? ""
+                throw FanoutError("\(file)\(line): '\(path)' has \(key.string.debugDescription), which is not an environment "
+                                  + "variable name",
+                                  hint: "A name is letters, digits and _, not starting with a digit (e.g. LOG_LEVEL).")
+            }
+        }
+        return try stringMap()
     }
 
     func int(min: Int) throws(FanoutError) -> Int {

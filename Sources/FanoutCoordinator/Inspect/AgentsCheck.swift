@@ -77,6 +77,13 @@ public enum AgentsCheck {
         if toolchain == nil { problems.append("no Swift toolchain found (set `swift:` for this agent)") }
         if let freeKiB, freeKiB < 1_048_576 { problems.append("less than 1 GiB free in \(spec.workdir)") }
         if freeKiB == nil { problems.append("cannot create or measure \(spec.workdir)") }
+        // Who could change what Fanout runs there (the same checks a run makes before using the workdir).
+        if freeKiB != nil, let layout = try? RemoteLayout(workdir: spec.workdir, runID: "check") {
+            if let trust = try? await connection.run(layout.trustedCache, timeout: 30), !trust.succeeded {
+                let why = trust.stderrText.trimmingCharacters(in: .whitespacesAndNewlines)
+                problems.append(why.hasPrefix("fanout: ") ? String(why.dropFirst("fanout: ".count)) : why)
+            }
+        }
         var cells = [spec.name, address, "ok (\(formatSeconds(connectTime)))",
                      toolchain.map(shortVersion) ?? "missing", facts["cpus"] ?? "?",
                      freeKiB.map { formatBytes($0 * 1024) } ?? "?", String(spec.slots),

@@ -1,3 +1,5 @@
+import FanoutCore
+
 /// Rows for a front end to show: the coordinator decides what to say, the CLI decides how it looks.
 public struct Table: Sendable, Hashable {
     public var title: String
@@ -13,8 +15,12 @@ public struct Table: Sendable, Hashable {
         self.numeric = numeric
     }
 
-    /// Plain text with aligned columns.
+    /// Plain text with aligned columns. Cells hold test and class names and agents' messages: each is cleaned by
+    /// `TextSanitizer` and kept on its line, so a table can never drive the terminal.
     public func rendered() -> String {
+        let headers = headers.map { TextSanitizer.terminalSafe($0, singleLine: true) }
+        let rows = rows.map { $0.map { TextSanitizer.terminalSafe($0, singleLine: true) } }
+        let title = TextSanitizer.terminalSafe(title)
         var widths = headers.map(\.count)
         for row in rows {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }

@@ -11,9 +11,21 @@ public struct Command: Sendable, Hashable, CustomStringConvertible {
         self.environment = environment
     }
 
-    /// The command as a person would type it in a POSIX shell (every word quoted by `ShellQuote`).
-    public var description: String {
-        let env = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\(ShellQuote.quote($0.value))" }
-        return (env + [ShellQuote.join([executable] + arguments)]).joined(separator: " ")
+    /// The command as a person would type it in a POSIX shell: `NAME=value … executable arguments…`, every word
+    /// quoted by `ShellQuote` (see ``shellLine(exec:)``).
+    public var description: String { shellLine() }
+
+    /// The command as one POSIX shell line: the environment as assignments in front of the command (`NAME=value …`),
+    /// then the executable and its arguments, every value quoted by `ShellQuote`. With `exec`, the shell replaces
+    /// itself with the process (assignments in front of `exec` are exported to it by every POSIX shell).
+    ///
+    /// The assignments are the shell's own, not `env`'s: `env A=B /path/with=sign` would take the executable for one
+    /// more assignment. The executable is quoted when it holds `=`, so the shell never reads it as one either.
+    /// A name that is not `[A-Za-z_][A-Za-z0-9_]*` cannot be assigned: it is quoted, so the shell fails loudly
+    /// ("not found") instead of running anything else; the config refuses such names before a run.
+    public func shellLine(exec: Bool = false) -> String {
+        let env = environment.sorted { $0.key < $1.key }.map { ShellQuote.quote($0.key) + "=" + ShellQuote.quote($0.value) }
+        let program = [ShellQuote.commandWord(executable)] + arguments.map(ShellQuote.quote)
+        return (env + (exec ? ["exec"] : []) + program).joined(separator: " ")
     }
 }

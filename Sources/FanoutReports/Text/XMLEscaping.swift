@@ -1,3 +1,5 @@
+import FanoutCore
+
 /// Escaping for XML 1.0 that is total: any Swift string, whatever a test printed or named itself, comes out as text a
 /// strict parser accepts and reads back as the same characters (minus what XML cannot carry at all).
 enum XMLEscaping {

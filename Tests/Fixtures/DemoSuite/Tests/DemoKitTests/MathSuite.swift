@@ -5,6 +5,9 @@ import Testing
 @Suite struct MathSuite {
     @Test func additionIsCommutative() {
         #expect(Arithmetic.add(2, 3) == Arithmetic.add(3, 2))
+        if DemoEnv.isSet("DEMO_HOSTILE") {
+            Issue.record(Comment(rawValue: Hostile.text("HOSTILE-VISIBLE-TESTING")))
+        }
     }
 
     @Test func multiplication() {

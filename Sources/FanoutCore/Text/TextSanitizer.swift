@@ -1,10 +1,13 @@
-/// Cleans text that came from test processes (names, messages, logs) before it reaches an output with rules about
-/// characters. Test output is untrusted: colored loggers, progress bars and raw bytes end up in names and logs.
-enum TextSanitizer {
+/// Cleans text that came from test processes or agents (names, messages, locations, logs, remote stderr) before it
+/// reaches an output with rules about characters. Test output is untrusted: colored loggers, progress bars and raw
+/// bytes end up in names and logs, and a hostile test could set the window title, write the clipboard (OSC 52) or
+/// fake and hide progress lines. The console summary, the JUnit writer and the CLI's live progress lines all use this
+/// one sanitizer.
+public enum TextSanitizer {
     /// Removes ANSI/VT100 escape sequences: colors and cursor moves (CSI), window titles and hyperlinks (OSC),
     /// device strings (DCS, SOS, PM, APC) and two-character escapes. CI viewers show them as garbage, and in XML the
     /// ESC character is not even legal.
-    static func strippingANSI(_ text: String) -> String {
+    public static func strippingANSI(_ text: String) -> String {
         // Fast path: most text has no escapes, and copying every log scalar by scalar would be wasted work.
         guard text.unicodeScalars.contains(where: { $0 == "\u{1B}" || $0 == "\u{9B}" || $0 == "\u{9D}" }) else {
             return text
@@ -76,7 +79,7 @@ enum TextSanitizer {
 
     /// The `Char` production of XML 1.0: tab, LF, CR, and everything from U+0020 except U+FFFE and U+FFFF
     /// (surrogates cannot occur in a Swift string).
-    static func isXMLChar(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isXMLChar(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x09, 0x0A, 0x0D: true
         case 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
@@ -85,7 +88,7 @@ enum TextSanitizer {
     }
 
     /// Line endings folded to LF: CRLF from Windows-style loggers, lone CR from progress bars redrawing a line.
-    static func normalizingNewlines(_ text: String) -> String {
+    public static func normalizingNewlines(_ text: String) -> String {
         guard text.unicodeScalars.contains("\r") else { return text }
         var out = String.UnicodeScalarView()
         var previousWasCR = false
@@ -102,18 +105,31 @@ enum TextSanitizer {
     }
 
     /// Text made safe to print on a terminal: escapes removed, line endings folded, tabs as spaces, and any other
-    /// control character shown as U+FFFD so foreign bytes can neither move the cursor nor break the layout.
-    static func terminalSafe(_ text: String) -> String {
+    /// control character shown as U+FFFD so foreign bytes can neither move the cursor nor break the layout. Bidi
+    /// controls are shown as U+FFFD too: they reorder what is displayed ("Trojan Source"), so a name could read as
+    /// something it is not. With `singleLine`, line breaks become spaces, for text that must stay on its line (a test
+    /// id, a location, a progress line) and could otherwise print a fake line of its own.
+    public static func terminalSafe(_ text: String, singleLine: Bool = false) -> String {
         let cleaned = normalizingNewlines(strippingANSI(text))
         var out = String.UnicodeScalarView()
         for s in cleaned.unicodeScalars {
             switch s.value {
-            case 0x0A: out.append(s)
+            case 0x0A: out.append(singleLine ? " " : s)
             case 0x09: out.append(contentsOf: "    ".unicodeScalars)
             case 0x00...0x1F, 0x7F...0x9F, 0xFFFE, 0xFFFF: out.append("\u{FFFD}")
+            case _ where isBidiControl(s): out.append("\u{FFFD}")
             default: out.append(s)
             }
         }
         return String(out)
+    }
+
+    /// The explicit directional formatting characters: embeddings and overrides (U+202A-202E), isolates
+    /// (U+2066-2069), and the marks LRM, RLM (U+200E, U+200F) and ALM (U+061C).
+    public static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        default: false
+        }
     }
 }
