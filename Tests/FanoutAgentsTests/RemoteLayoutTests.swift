@@ -265,9 +265,15 @@ import Testing
         _ = await sh(layout.evict(keep: 1, current: shas[3]))
         #expect(try left() == [shas[3], shas[0]], "a live process group of run-2 keeps its bundle")
 
-        // Nothing of run-2 is alive and it has been quiet for longer than the limit: its bundle may go.
+        // Nothing of run-2 runs, but its coordinator renews its lease: it is alive and may start a unit any moment.
         try "999999999".write(toFile: other.pidFile(1), atomically: true, encoding: .utf8)
         _ = await sh(quiet)
+        _ = await sh("touch \(ShellQuote.quote(other.lease))")
+        _ = await sh(layout.evict(keep: 1, current: shas[3], leaseSeconds: 30))
+        #expect(try left() == [shas[3], shas[0]], "a fresh lease keeps run-2's bundle")
+
+        // Its lease lapsed (the coordinator died) and nothing of it is alive any more: its bundle may go.
+        _ = await sh("touch -d '2020-01-01' \(ShellQuote.quote(other.lease))")
         _ = await sh(layout.evict(keep: 1, current: shas[3]))
         #expect(try left() == [shas[3]])
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: layout.incoming)

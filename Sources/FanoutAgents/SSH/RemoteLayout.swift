@@ -226,12 +226,12 @@ public struct RemoteLayout: Sendable, Hashable {
 
     /// Keeps the `keep` most recently used bundles, `current`, and every bundle a live run uses; removes the others.
     ///
-    /// Without leases, "live" is judged on the agent from the run folders: a run uses a bundle when its folder holds
-    /// `uses-<sha>` (``bundleReady(_:)`` writes it), and it is live while one of its recorded process groups is alive,
-    /// or while it touched that marker or started a unit within the last `liveMinutes` (a crashed coordinator's
-    /// folder stops protecting its bundle after that). A bundle is renamed out of sight before it is deleted, so no
-    /// run ever sees half of one.
-    public func evict(keep: Int, current: String, liveMinutes: Int = 30) -> String {
+    /// "Live" is judged on the agent from the run folders: a run uses a bundle when its folder holds `uses-<sha>`
+    /// (``bundleReady(_:)`` writes it). It is live while it holds a lease renewed within `leaseSeconds` (its
+    /// coordinator is alive), while one of its recorded process groups is alive, or, for a folder with no lease (kept
+    /// with `keep_remote`, or from a Fanout without leases), while it touched that marker or started a unit within the
+    /// last `liveMinutes`. A bundle is renamed out of sight before it is deleted, so no run ever sees half of one.
+    public func evict(keep: Int, current: String, leaseSeconds: Int = 30, liveMinutes: Int = 30) -> String {
         let runs = workdir + "/runs"
         return [
             "cd \(q(bundles)) || exit 0",
@@ -241,6 +241,7 @@ public struct RemoteLayout: Sendable, Hashable {
             "  for u in \(q(runs))/*/uses-\"$b\"; do",
             "    [ -e \"$u\" ] || continue",
             "    r=${u%/uses-*}",
+            "    if [ -f \"$r/lease\" ] && [ \(Self.age("\"$r/lease\"")) -le \(max(1, leaseSeconds)) ]; then live=1; break; fi",
             "    if [ -n \"$(find \"$u\" \"$r/pids\" -maxdepth 0 -mmin -\(max(1, liveMinutes)) 2>/dev/null)\" ]; then live=1; break; fi",
             "    for p in \"$r\"/pids/*; do [ -f \"$p\" ] && kill -0 -\"$(cat \"$p\")\" 2>/dev/null && live=1 && break; done",
             "    [ $live = 1 ] && break",

@@ -151,7 +151,7 @@ public final class SSHTransport: Transport {
                 throw AgentError.deployFailed(agent: name, reason: "the bundle \(packed.sha256.prefix(12)) is not in place after installing it")
             }
         }
-        try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256), on: c, what: "evicting old bundles")
+        try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256, leaseSeconds: settings.leaseSeconds), on: c, what: "evicting old bundles")
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         // Several products (one per build setting) add up.
