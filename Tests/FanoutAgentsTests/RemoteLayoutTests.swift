@@ -111,6 +111,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: layout.pidFile(7)))
     }
 
+    /// Runs a unit line in a shell and returns how it ended: (status or signal, whether it was a signal).
+    func ending(of line: String) async throws -> (status: Int32, signaled: Bool) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", line]
+        try p.run()
+        await withCheckedContinuation { c in DispatchQueue.global().async { p.waitUntilExit(); c.resume() } }
+        return (p.terminationStatus, p.terminationReason == .uncaughtSignal)
+    }
+
+    @Test func theAgentEnforcesAUnitsTimeLimitByItselfAndKeepsExitStatusesAndSignals() async throws {
+        _ = await sh(layout.prepareRun)
+        // Nobody kills this one from outside: the agent's own limit ends it.
+        let hang = layout.unitCommand(Command(executable: "/bin/sleep", arguments: ["300"]), unit: 1,
+                                      workingDirectory: layout.runDir, limit: 1)
+        let ended = try await ending(of: hang)
+        #expect(ended.signaled && ended.status == SIGKILL, "\(ended)")
+        // A test's own exit status and signal come through the limit unchanged.
+        let failing = layout.unitCommand(Command(executable: "/bin/sh", arguments: ["-c", "exit 3"]), unit: 2,
+                                         workingDirectory: layout.runDir, limit: 60)
+        let failed = try await ending(of: failing)
+        #expect(!failed.signaled && failed.status == 3, "\(failed)")
+        let crashing = layout.unitCommand(Command(executable: "/bin/sh", arguments: ["-c", "kill -ILL $$"]), unit: 3,
+                                          workingDirectory: layout.runDir, limit: 60)
+        let crashed = try await ending(of: crashing)
+        #expect(crashed.signaled && crashed.status == SIGILL, "\(crashed)")
+    }
+
     @Test func cleanupKillsWhatIsLeftAndRemovesTheRunFolder() async throws {
         _ = await sh(layout.prepareRun)
         let line = layout.unitCommand(Command(executable: "/bin/sleep", arguments: ["300"]), unit: 1, workingDirectory: layout.runDir)

@@ -91,8 +91,18 @@ public struct RemoteLayout: Sendable, Hashable {
     /// signal. (`setsid(1)` would fork here, since the shell is already a group leader, and lose them.)
     /// The environment is set by the shell (`NAME=value exec …`), not by `env`, which would take an executable whose
     /// path contains `=` for one more assignment.
-    public func unitCommand(_ command: Command, unit: Int, workingDirectory: String) -> String {
-        "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit))) && \(command.shellLine(exec: true))"
+    ///
+    /// With a `limit`, the agent enforces it too: GNU `timeout -s KILL` runs the test (and is transparent to its exit
+    /// status and signal), so a unit whose coordinator can no longer reach it still ends. The coordinator's own
+    /// timer should fire first; this is the backstop.
+    public func unitCommand(_ command: Command, unit: Int, workingDirectory: String, limit: Double? = nil) -> String {
+        var program = command
+        if let limit {
+            program = Command(executable: "timeout",
+                              arguments: ["-s", "KILL", String(Int(max(1, limit).rounded(.up))), command.executable] + command.arguments,
+                              environment: command.environment)
+        }
+        return "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit))) && \(program.shellLine(exec: true))"
     }
 
     public func pidFile(_ unit: Int) -> String { pids + "/" + String(unit) }

@@ -209,7 +209,9 @@ public final class SSHTransport: Transport {
             continuation.finish()
             return stream
         }
-        let remote = layout.unitCommand(command, unit: unit, workingDirectory: layout.runDir)
+        // The agent's own limit is a backstop, later than ours: our timer reports the time-out when we are alive.
+        let remote = layout.unitCommand(command, unit: unit, workingDirectory: layout.runDir,
+                                        limit: timeout.map { $0 * 1.1 + 30 })
         let timedOut = Flag()
         let task = Task {
             let timer = timeout.map { limit in
