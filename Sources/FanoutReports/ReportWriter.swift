@@ -1,15 +1,19 @@
 import FanoutCore
 import Foundation
 
-/// Writes the file formats of a run into one directory: `report.json` and `junit.xml`.
+/// Writes the file formats of a run into one directory: `report.json`, `junit.xml` and `summary.md` (Markdown for a
+/// CI job summary).
 /// The console summary is not a file; render it with `ConsoleSummary`.
 public struct ReportWriter: Sendable {
     public var json: JSONReportWriter
     public var junit: JUnitWriter
+    public var markdown: MarkdownWriter
 
-    public init(json: JSONReportWriter = JSONReportWriter(), junit: JUnitWriter = JUnitWriter()) {
+    public init(json: JSONReportWriter = JSONReportWriter(), junit: JUnitWriter = JUnitWriter(),
+                markdown: MarkdownWriter = MarkdownWriter()) {
         self.json = json
         self.junit = junit
+        self.markdown = markdown
     }
 
     /// `<root>/<run id>`, relative to the current directory unless `root` is absolute. A run id is used as one path
@@ -36,6 +40,7 @@ public struct ReportWriter: Sendable {
         let files = [
             (directory.appendingPathComponent(JSONReportWriter.fileName), jsonData),
             (directory.appendingPathComponent(JUnitWriter.fileName), junit.encode(report)),
+            (directory.appendingPathComponent(MarkdownWriter.fileName), Data(markdown.render(report).utf8)),
         ]
         for (url, data) in files {
             do {

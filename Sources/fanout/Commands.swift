@@ -12,7 +12,8 @@ struct Fanout: AsyncParsableCommand {
         3 infrastructure error (some tests could not be run) · 130/143 interrupted.
         """,
         version: Coordinator.version,
-        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self, AgentsCommand.self, BaselineCommand.self],
+        subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self, AgentsCommand.self, BaselineCommand.self,
+                      ReportCommand.self],
         defaultSubcommand: Run.self)
 }
 

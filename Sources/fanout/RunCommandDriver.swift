@@ -41,8 +41,9 @@ struct RunCommandDriver {
         terminal.close()
         let color = forceColor || (terminal.interactive && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
         print(outcome.summary(color: color))
+        for line in JobSummary.annotations(outcome.report, environment: ProcessInfo.processInfo.environment) { print(line) }
         if let dir = outcome.reportDirectory {
-            print("Report: \(dir)/report.json and \(dir)/junit.xml")
+            print("Report: \(dir)/report.json, \(dir)/junit.xml and \(dir)/summary.md")
         }
         return outcome.exitCode.rawValue
     }

@@ -36,3 +36,4 @@ extension List: AsyncRunnable { mutating func runAsync() async throws { try awai
 extension HistoryCommand.Show: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension AgentsCommand.Check: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension HistoryCommand.Flaky: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension ReportCommand.Markdown: AsyncRunnable { mutating func runAsync() async throws { try await run() } }

@@ -14,7 +14,7 @@ import Testing
         let directory = root.appendingPathComponent("nested/run-1")
         let report = Sample.report()
         let files = try ReportWriter().write(report, to: directory)
-        #expect(files.map(\.lastPathComponent) == ["report.json", "junit.xml"])
+        #expect(files.map(\.lastPathComponent) == ["report.json", "junit.xml", "summary.md"])
         for file in files { #expect(FileManager.default.fileExists(atPath: file.path)) }
         #expect(try JSONReportWriter().read(from: files[0]) == report)
         let junit = try String(contentsOf: files[1], encoding: .utf8)

@@ -1,0 +1,37 @@
+import FanoutCore
+import FanoutReports
+import Foundation
+
+/// What a CI job shows of a run: the Markdown summary (also written as summary.md beside report.json) and, on GitHub
+/// Actions, error annotations on the failing lines.
+public enum JobSummary {
+    /// The Markdown summary of a report.json (`fanout report markdown --from`).
+    public static func markdown(fromReport path: String) throws(FanoutError) -> String {
+        MarkdownWriter().render(try BaselineFile.readReport(path))
+    }
+
+    /// Appends the run's summary to the file GitHub Actions names in `GITHUB_STEP_SUMMARY`, when it does. Returns a
+    /// warning when that file cannot be written (the run's verdict never depends on it).
+    static func publish(_ report: RunReport, environment: [String: String]) -> String? {
+        guard let path = environment["GITHUB_STEP_SUMMARY"], !path.isEmpty else { return nil }
+        let text = MarkdownWriter().render(report)
+        guard let handle = FileHandle(forWritingAtPath: path) else {
+            return "the job summary could not be written to GITHUB_STEP_SUMMARY (\(path)): it cannot be opened for writing"
+        }
+        defer { try? handle.close() }
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(text.utf8))
+        } catch {
+            return "the job summary could not be written to GITHUB_STEP_SUMMARY (\(path)): \(error.localizedDescription)"
+        }
+        return nil
+    }
+
+    /// `::error file=…,line=…::…` lines for the first failures when running on GitHub Actions (`GITHUB_ACTIONS=true`),
+    /// paths relative to `GITHUB_WORKSPACE`; none elsewhere.
+    public static func annotations(_ report: RunReport, environment: [String: String]) -> [String] {
+        guard environment["GITHUB_ACTIONS"] == "true" else { return [] }
+        return GitHubAnnotations.errors(report, workspace: environment["GITHUB_WORKSPACE"])
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report", abstract: "Write another format of a finished run from its report.json.",
+        subcommands: [Markdown.self])
+
+    struct Markdown: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The run as Markdown for a CI job summary (verdict, counts, failures grouped by cause, flaky tests, regressions).",
+            discussion: "`fanout run` writes the same text as summary.md beside report.json, and appends it to the file "
+                + "GITHUB_STEP_SUMMARY names when that is set. The text stays under GitHub's 1 MiB cap.")
+
+        @Option(help: "The report.json of a `fanout run`.")
+        var from: String
+
+        @Option(help: "Write to this file instead of standard output.")
+        var out: String?
+
+        func run() async throws {
+            let text = try JobSummary.markdown(fromReport: from)
+            guard let out else {
+                print(text, terminator: "")
+                return
+            }
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+            } catch {
+                throw FanoutError("cannot write \(out): \(error.localizedDescription)", hint: "Check the folder exists and is writable.")
+            }
+        }
+    }
+}
