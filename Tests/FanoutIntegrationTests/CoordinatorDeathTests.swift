@@ -143,6 +143,44 @@ private func sigkill(_ p: Process) async {
     }
 }
 
+extension CoordinatorDeathTests {
+    @Test func aCoordinatorSuspendedPastItsLeaseRerunsTheReapedTestsInsteadOfReportingCrashes() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        _ = try await Self.fleet.settings()
+        // SessionTimeoutTests takes about 8 s (latency × 40); the lease is 3 s; the coordinator sleeps 7 s, less than
+        // dead_after, so only the lease can notice.
+        // One agent: the others would still be deploying when the coordinator stops, and lose their run too.
+        let fleet = try String(contentsOfFile: Self.fleet.directory + "/fleet.yml", encoding: .utf8)
+        guard let cut = fleet.range(of: "  - name: agent-2") else { throw TestFailure("unexpected fleet.yml: \(fleet)") }
+        var text = String(fleet[..<cut.lowerBound])
+        text += "\nssh:\n  lease: 3\n  dead_after: 30\ndestination:\n  name: local\n  environment: { DEMO_LATENCY_SCALE: \"40\" }\n"
+        let config = dir.file("suspend.yml")
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        let existing = Set(runFolders())
+        let p = try startFanout(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests",
+                                 "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")], in: dir)
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline, p.isRunning, unitGroups(in: runFolders().filter { !existing.contains($0) }).isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let folders = runFolders().filter { !existing.contains($0) }
+        #expect(!unitGroups(in: folders).isEmpty, "the unit never started on an agent")
+        kill(p.processIdentifier, SIGSTOP)
+        try await Task.sleep(for: .seconds(7))
+        #expect(!folders.contains(where: exists), "the agent reaped the run while its coordinator was suspended")
+        kill(p.processIdentifier, SIGCONT)
+        let end = Date().addingTimeInterval(120)
+        while p.isRunning, Date() < end { try await Task.sleep(for: .milliseconds(100)) }
+        if p.isRunning { await sigkill(p) }
+        #expect(p.terminationStatus == 0)
+        let report = try String(contentsOfFile: dir.file("r/report.json"), encoding: .utf8)
+        #expect(report.contains("the agent reaped this run"), "the warning says why the tests ran again")
+        #expect(!report.contains("\"crashed\""), "a test killed by the reaper is no crash")
+        #expect(try await leftOnAgents().isEmpty)
+    }
+}
+
 /// The same on local slots: the test processes are the coordinator's children, in process groups of their own.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct LocalCoordinatorDeathTests {
     /// Children of `parent` whose command line holds every one of `parts` (read from /proc).

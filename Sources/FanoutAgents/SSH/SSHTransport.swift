@@ -123,6 +123,18 @@ public final class SSHTransport: Transport {
     // MARK: - Transport
 
     public func prepare(product: TestProduct, runID: String) async throws -> String {
+        do {
+            return try await prepareOnce(product: product, runID: runID)
+        } catch {
+            // Our lease lapsed while we were preparing (this process was suspended): the agent removed the run's
+            // folder under our feet. Prepare again from the start, once.
+            guard let c = try? await connection(), let layout = state.withLock({ $0.layout }),
+                  await reapedBecauseLeaseLapsed(layout, on: c) != nil else { throw error }
+            return try await prepareOnce(product: product, runID: runID)
+        }
+    }
+
+    private func prepareOnce(product: TestProduct, runID: String) async throws -> String {
         let start = ContinuousClock.now
         let c = try await connection()
         let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
@@ -236,6 +248,13 @@ public final class SSHTransport: Transport {
             timer?.cancel()
             if timedOut.isSet, !Task.isCancelled { ending = .timedOut(limit: timeout ?? 0) }
             if Task.isCancelled { ending = .cancelled }
+            // An unusual ending (a signal, an exit code tests do not use): if the run's folder is gone, the agent's
+            // watchdog reaped the run because our lease lapsed (this process was suspended, a laptop lid closed): the
+            // unit was killed, or could not even start, and no test crashed.
+            if Self.mayBeReaped(ending), let reaped = await self.reapedBecauseLeaseLapsed(layout, on: connection) {
+                ending = .agentLost(reaped)
+                self.markLost(reaped)
+            }
             continuation.yield(.ended(ending))
             continuation.finish()
         }
@@ -245,6 +264,21 @@ public final class SSHTransport: Transport {
             Task.detached { _ = try? await connection.run(layout.killUnit(unit), timeout: 30) }
         }
         return stream
+    }
+
+    static func mayBeReaped(_ ending: UnitEnding) -> Bool {
+        switch ending {
+        case .exited(0), .exited(1), .timedOut, .cancelled, .agentLost, .handedOver: false
+        default: true
+        }
+    }
+
+    /// Why the run was reaped on the agent, when its folder is gone; nil when it is still there (or unknown).
+    private func reapedBecauseLeaseLapsed(_ layout: RemoteLayout, on c: SSHConnection) async -> String? {
+        guard let r = try? await c.run("[ -d \(ShellQuote.quote(layout.runDir)) ] && echo here || echo gone", timeout: 30),
+              r.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "gone" else { return nil }
+        return "the agent reaped this run: its lease was not renewed for over \(settings.leaseSeconds) s "
+            + "(was this process suspended?); its tests go back to the queue"
     }
 
     private func markLost(_ why: String) {
