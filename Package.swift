@@ -13,7 +13,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
@@ -27,11 +26,10 @@ let package = Package(
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
         .target(name: "FanoutSSH", dependencies: ["CLibSSH2"], swiftSettings: strict),
         .target(name: "FanoutAgents", dependencies: [
-            "FanoutCore", "FanoutSSH", .product(name: "Logging", package: "swift-log"),
+            "FanoutCore", "FanoutSSH",
         ], swiftSettings: strict),
         .target(name: "FanoutCoordinator", dependencies: [
             "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports", "FanoutAgents",
-            .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ], swiftSettings: strict),
         .executableTarget(name: "fanout", dependencies: [

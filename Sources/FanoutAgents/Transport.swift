@@ -44,12 +44,70 @@ public protocol Transport: Sendable {
 
     /// What preparing the agent found worth telling the user (e.g. stale runs reaped), each said once.
     func takeNotices() -> [String]
+
+    /// Which destinations this agent may run: all of them for local slots.
+    var serving: AgentServing { get }
+
+    /// Where the agent is, what deploying to it cost, and why it was lost: for the report.
+    var details: AgentDetails { get }
+}
+
+/// The destinations an agent serves: those it names, else those whose required tags it has.
+public struct AgentServing: Sendable, Hashable {
+    /// Tags the agent has (`linux`, `gpu`).
+    public var tags: [String]
+    /// The destinations it serves by name; nil: every destination whose tags it has.
+    public var destinations: [String]?
+
+    public static let everything = AgentServing(tags: [], destinations: nil, all: true)
+    /// Local slots serve every destination, whatever tags it requires.
+    let all: Bool
+
+    public init(tags: [String], destinations: [String]?) {
+        self.init(tags: tags, destinations: destinations, all: false)
+    }
+
+    private init(tags: [String], destinations: [String]?, all: Bool) {
+        self.tags = tags
+        self.destinations = destinations
+        self.all = all
+    }
+
+    public func serves(name: String, requiredTags: [String]) -> Bool {
+        if all { return true }
+        if let destinations { return destinations.contains(name) }
+        return Set(requiredTags).isSubset(of: Set(tags))
+    }
+}
+
+/// What the report says of an agent beyond its name, kind and slots.
+public struct AgentDetails: Sendable, Hashable {
+    /// `host:port` for a remote agent.
+    public var host: String?
+    /// What deploying the product cost this run (nil: nothing was deployed, e.g. local slots).
+    public var deployedBytes: Int?
+    public var deploySeconds: Double?
+    /// True when the agent's cache already held the product.
+    public var deployCached: Bool?
+    /// Why the agent was lost, if it was.
+    public var lostReason: String?
+
+    public init(host: String? = nil, deployedBytes: Int? = nil, deploySeconds: Double? = nil, deployCached: Bool? = nil,
+                lostReason: String? = nil) {
+        self.host = host
+        self.deployedBytes = deployedBytes
+        self.deploySeconds = deploySeconds
+        self.deployCached = deployCached
+        self.lostReason = lostReason
+    }
 }
 
 extension Transport {
     public func reset() async {}
     public var isUsable: Bool { true }
     public func takeNotices() -> [String] { [] }
+    public var serving: AgentServing { .everything }
+    public var details: AgentDetails { AgentDetails() }
 }
 
 /// `Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz × 8` from the output of `HardwareClass.probe`.

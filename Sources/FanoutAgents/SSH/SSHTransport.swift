@@ -48,11 +48,15 @@ public final class SSHTransport: Transport {
         self.archives = archives
     }
 
-    public var deployStats: DeployStats? { state.withLock { $0.deploy } }
     public var isUsable: Bool { state.withLock { $0.lost == nil } }
 
-    /// Why the agent was lost, if it was.
-    public var lostReason: String? { state.withLock { $0.lost } }
+    public var serving: AgentServing { AgentServing(tags: spec.tags, destinations: spec.destinations) }
+
+    public var details: AgentDetails {
+        let (stats, lost) = state.withLock { ($0.deploy, $0.lost) }
+        return AgentDetails(host: "\(endpoint)", deployedBytes: stats?.bytesSent, deploySeconds: stats?.seconds,
+                            deployCached: stats?.cached, lostReason: lost)
+    }
 
     // MARK: - Connection
 

@@ -69,8 +69,8 @@ public final class Coordinator: Sendable {
 
     /// The destinations an agent serves (local slots serve them all).
     private func served(by transport: any Transport, of destinations: [DestinationSpec]) -> [DestinationSpec] {
-        guard let ssh = transport as? SSHTransport else { return destinations }
-        return destinations.filter { $0.isServed(by: ssh.spec) }
+        let serving = transport.serving
+        return destinations.filter { serving.serves(name: $0.name, requiredTags: $0.tags) }
     }
 
     // MARK: - Before the run
@@ -266,9 +266,10 @@ public final class Coordinator: Sendable {
             }
             for notice in transport.takeNotices() { await state.warn(notice) }
             if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
-            if let stats = (transport as? SSHTransport)?.deployStats {
-                progress(.phase("\(transport.name) ready in \(formatSeconds(stats.seconds)): "
-                    + (stats.cached ? "product already in its cache (0 bytes sent)" : "sent \(stats.bytesSent) bytes")))
+            let details = transport.details
+            if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
+                progress(.phase("\(transport.name) ready in \(formatSeconds(seconds)): "
+                    + (details.deployCached == true ? "product already in its cache (0 bytes sent)" : "sent \(bytes) bytes")))
             }
             admitted = true
             attempts = 0
@@ -438,10 +439,10 @@ public final class Coordinator: Sendable {
                                  bundle: prepared.products.values.map(\.binary).sorted().joined(separator: ", ")),
             destinations: prepared.destinations.map(\.name),
             agents: transports.map { t in
-                let ssh = t as? SSHTransport
-                return AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: ssh.map { "\($0.endpoint)" },
-                                 deployedBytes: ssh?.deployStats?.bytesSent, deploySeconds: ssh?.deployStats?.seconds,
-                                 problem: usable.contains(t.name) ? ssh?.lostReason : "not usable (see warnings)",
+                let d = t.details
+                return AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: d.host,
+                                 deployedBytes: d.deployedBytes, deploySeconds: d.deploySeconds,
+                                 problem: usable.contains(t.name) ? d.lostReason : "not usable (see warnings)",
                                  overhead: overheads[t.name])
             },
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,

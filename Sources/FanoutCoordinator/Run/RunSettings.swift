@@ -217,10 +217,4 @@ public struct DestinationSpec: Sendable, Hashable {
     }
 
     public var name: String { destination.name }
-
-    /// Whether an agent (its tags and the destinations it names) serves this destination.
-    public func isServed(by agent: SSHAgentSpec) -> Bool {
-        if let names = agent.destinations { return names.contains(name) }
-        return Set(tags).isSubset(of: Set(agent.tags))
-    }
 }
