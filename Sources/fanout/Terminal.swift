@@ -40,8 +40,7 @@ final class Terminal: Sendable {
 
     func handle(_ event: ProgressEvent) {
         state.withLock { s in
-            let elapsed = (ContinuousClock.now - s.start)
-            let t = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let t = (ContinuousClock.now - s.start).seconds
             let stamp = "[\(pad(String(format1: t), 6))s]"
             if interactive {
                 render(event, stamp: stamp, state: &s)

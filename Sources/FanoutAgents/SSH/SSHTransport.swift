@@ -169,7 +169,7 @@ public final class SSHTransport: Transport {
         }
         try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256, leaseSeconds: settings.leaseSeconds), on: c, what: "evicting old bundles")
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         // Several products (one per build setting) add up.
         state.withLock { s in
             let before = s.deploy ?? DeployStats(bytesSent: 0, seconds: 0, cached: true)

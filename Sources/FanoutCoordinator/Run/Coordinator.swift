@@ -559,13 +559,6 @@ extension Date {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}
-
 extension RunOutcome {
     /// The console summary of the report (counts, every failure with its place, slowest classes, timing).
     public func summary(color: Bool) -> String {

@@ -27,3 +27,11 @@ extension String {
         return digits == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(frac)"
     }
 }
+
+extension Duration {
+    /// The duration in seconds, as a Double (the one conversion every module uses).
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
