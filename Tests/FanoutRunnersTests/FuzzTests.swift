@@ -31,7 +31,7 @@ import Testing
             return all.sorted { $0.shard < $1.shard }
         }
         let elapsed = start.duration(to: clock.now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         var total = FuzzShardResult(shard: -1)
         for r in results { total.add(r) }
         print("""
@@ -1492,7 +1492,7 @@ enum FuzzScaling {
         }
         let d = start.duration(to: clock.now)
         precondition(events >= 0)
-        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        return d.seconds
     }
 
     static func feed<P: OutputParser>(_ parser: P, _ out: [UInt8], _ err: [UInt8], _ chunk: Int) -> Int {
