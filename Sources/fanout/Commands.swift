@@ -50,6 +50,11 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Colour in the summary (default: when stdout is a terminal and NO_COLOR is unset).")
     var color = false
 
+    @Option(help: ArgumentHelp("Run only shard I of N, for N CI jobs that split the work (every job computes the same split "
+        + "from the same history). Default: $FANOUT_SHARD, or GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or Buildkite's "
+        + "BUILDKITE_PARALLEL_JOB/_COUNT.", valueName: "I/N"))
+    var shard: String?
+
     func run() async throws {
         var settings = try common.settings()
         if let reportDir { settings.reportDirectory = reportDir }
@@ -60,6 +65,7 @@ struct Run: AsyncParsableCommand {
         if let retries { settings.retries = retries }
         if failOnPerfRegression { settings.failOnPerfRegression = true }
         if let baselines { settings.baselinesPath = baselines }
+        settings.shard = try ShardSelection.resolve(flag: shard, environment: ProcessInfo.processInfo.environment)
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)
@@ -73,10 +79,21 @@ struct PlanCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @Option(help: "Preview how the work splits into N shards for N CI jobs (`fanout run --shard I/N` in each).")
+    var shards: Int?
+
     func run() async throws {
-        let settings = try common.settings()
+        var settings = try common.settings()
+        if let shards {
+            guard shards >= 1 else { throw FanoutError("--shards must be at least 1 (got \(shards))", hint: "Use --shards N with N ≥ 1.") }
+            settings.shard = Shard(index: 1, count: shards)
+        }
         let prepared = try await Coordinator(settings: settings, progress: Terminal.plainProgress).prepare()
         for w in prepared.warnings { Terminal.err("warning: \(w)") }
+        if let table = Inspector.shardTable(prepared) {
+            print(table.rendered())
+            return
+        }
         print(Inspector.planTables(prepared).map { $0.rendered() }.joined(separator: "\n\n"))
     }
 }

@@ -36,6 +36,20 @@ public enum Inspector {
         ]
     }
 
+    /// `fanout plan --shards N`: how the work splits across N CI jobs (each job then plans its own slots).
+    public static func shardTable(_ p: Prepared) -> Table? {
+        guard let shards = p.shards else { return nil }
+        let loads = ShardPlanner.loads(shards)
+        let ideal = loads.reduce(0, +) / Double(max(1, shards.count))
+        let rows = shards.enumerated().map { i, items in
+            [String(i + 1) + "/" + String(shards.count), String(items.count), String(items.reduce(0) { $0 + $1.tests.count }),
+             String(format2: loads[i]), ideal > 0 ? String(format2: loads[i] / ideal) : "—"]
+        }
+        let worst = ideal > 0 ? (loads.max() ?? 0) / ideal : 1
+        return Table(title: "Shards: the longest is \(String(format2: worst)) × an even split of \(String(format2: ideal * Double(shards.count))) s",
+                     headers: ["shard", "items", "tests", "estimate (s)", "× even"], rows: rows, numeric: [1, 2, 3, 4])
+    }
+
     /// `fanout list`: classes with their tests and estimates.
     public static func listTable(_ p: Prepared, showTests: Bool) -> Table {
         var rows: [[String]] = []

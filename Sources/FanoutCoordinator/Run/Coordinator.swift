@@ -20,16 +20,19 @@ public struct Prepared: Sendable {
     public var destinations: [DestinationSpec]
     /// The built product of each destination (destinations with the same build setting share one).
     public var products: [String: TestProduct]
-    /// What each destination runs, after the filters.
+    /// What each destination has, after the filters (with `--shard`, the other shards' tests too).
     public var catalogs: [String: Catalog]
+    /// What this run runs (with `--shard`, this shard's part).
     public var items: [WorkItem]
+    /// With `--shard`: every shard's items, in shard order (what the other CI jobs run).
+    public var shards: [[WorkItem]]?
     public var plan: Plan
     public var warnings: [String]
     public var slots: Int
     /// Seconds spent building and discovering.
     public var preparation: Double
 
-    public var testCount: Int { catalogs.values.reduce(0) { $0 + $1.testCount } }
+    public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
     public func spec(_ destination: String) -> DestinationSpec? { destinations.first { $0.name == destination } }
 }
 
@@ -123,7 +126,9 @@ public final class Coordinator: Sendable {
         let histories = readHistories(destinations.map(\.name), warnings: &warnings)
         let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
         let exclusive = try ClassPatterns(settings.exclusive, option: "exclusive")
-        let splitter = MethodSplitter(slots: slotCount, overhead: settings.invocationOverhead,
+        // With shards, a class is split for every job's slots (every job has the same), so that its groups spread
+        // over shards.
+        let splitter = MethodSplitter(slots: slotCount * (settings.shard?.count ?? 1), overhead: settings.invocationOverhead,
                                       percentile: settings.percentile / 100)
         var items: [WorkItem] = []
         for spec in destinations {
@@ -139,8 +144,19 @@ public final class Coordinator: Sendable {
             }
             items += mine
         }
+        var shards: [[WorkItem]]?
+        if let shard = settings.shard {
+            let all = items
+            shards = ShardPlanner.shards(all, count: shard.count)
+            items = shards?[shard.index - 1] ?? []
+            guard !items.isEmpty else {
+                throw FanoutError("shard \(shard) has nothing to run: the \(all.count) work items went to the other shards",
+                                  hint: "Use at most \(all.count) shards, or select more tests (`fanout plan --shards N` previews the split).")
+            }
+            progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
+        }
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
-        return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, plan: plan,
+        return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards, plan: plan,
                         warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
     }
 
@@ -455,6 +471,7 @@ public final class Coordinator: Sendable {
         // Measurements judged against the baselines of their own destination and hardware class.
         let steals = await state.steals
         report.steals = steals.isEmpty ? nil : steals
+        report.shard = settings.shard
         exit = BaselineFile.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
         if settings.recordHistory, !interrupted {

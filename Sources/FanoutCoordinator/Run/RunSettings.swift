@@ -62,6 +62,8 @@ public struct RunSettings: Sendable, Hashable {
     /// Remote agents over SSH. Empty: the embedded default, `slots` local slots.
     public var agents: [SSHAgentSpec] = []
     public var ssh = SSHSettings()
+    /// Run only this shard of a split across CI jobs (`--shard I/N`, `FANOUT_SHARD`, or the CI system's own variables).
+    public var shard: Shard?
 
     public init() {}
 

@@ -27,6 +27,8 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var warnings: [String]
     /// Work stealing: every time idle slots took over tests a running unit had not started. Absent in older reports.
     public var steals: [StealReport]?
+    /// The shard of a run split across CI jobs (`--shard I/N`); absent when the run was not sharded.
+    public var shard: Shard?
     public var timing: Timing
     public var exitCode: Int32
 

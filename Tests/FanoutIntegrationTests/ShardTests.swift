@@ -1,0 +1,66 @@
+import FanoutAgents
+import FanoutCore
+import Foundation
+import Testing
+
+/// `fanout run --shard I/N` as N CI jobs run it: the same split in every job, every test in exactly one shard.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ShardTests {
+    func report(_ path: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+    }
+
+    func ids(_ report: [String: Any]) -> [String] {
+        ((report["results"] as? [[String: Any]]) ?? []).compactMap { r in
+            guard let id = r["id"] as? [String: Any], let suite = id["suite"] as? [String: Any],
+                  let module = suite["module"] as? String, let name = suite["name"] as? String,
+                  let test = id["name"] as? String, let destination = r["destination"] as? String else { return nil }
+            return "\(destination) \(module).\(name)/\(test)"
+        }
+    }
+
+    @Test func threeShardsRunEveryTestOfTheUnshardedRunExactlyOnce() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let config = dir.file("fanout.yml")
+        try "destination:\n  name: local\n  environment: { DEMO_LATENCY_SCALE: \"0.05\" }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        // Every job plans from the same history (here: none yet) and the same slots.
+        let common = ["--config", config, "--bundle", bundle, "--skip", "Performance|SessionTimeout|Straggler|Flaky",
+                      "--history", dir.file("h.sqlite"), "--slots", "2"]
+        let (code, out, err) = try await runCLI(["run", "--no-record"] + common + ["--report-dir", dir.file("all")], cwd: dir.path)
+        #expect(code == 0, "\(out)\(err)")
+        let all = ids(try report(dir.file("all/report.json")))
+        #expect(all.count > 20)
+
+        var seen: [String] = []
+        for i in 1...3 {
+            let (c, o, e) = try await runCLI(["run", "--no-record"] + common + ["--shard", "\(i)/3", "--report-dir", dir.file("s\(i)")],
+                                             cwd: dir.path)
+            #expect(c == 0, "shard \(i): \(o)\(e)")
+            let mine = ids(try report(dir.file("s\(i)/report.json")))
+            #expect(!mine.isEmpty, "shard \(i) ran something")
+            let shard = try report(dir.file("s\(i)/report.json"))["shard"] as? [String: Int]
+            #expect(shard == ["index": i, "count": 3], "the report says which shard it is")
+            seen += mine
+        }
+        #expect(seen.count == all.count, "no test in two shards")
+        #expect(Set(seen) == Set(all), "every test of the unsharded run in some shard")
+
+        let (pc, plan, perr) = try await runCLI(["plan"] + common + ["--shards", "3"], cwd: dir.path)
+        #expect(pc == 0, "\(perr)")
+        for i in 1...3 { #expect(plan.contains("\(i)/3"), "\(plan)") }
+    }
+
+    @Test func aShardOutOfRangeOrWithNothingToRunIsAnError() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let (code, _, err) = try await runCLI(["run", "--bundle", bundle, "--shard", "4/3", "--history", dir.file("h.sqlite")], cwd: dir.path)
+        #expect(code == 2)
+        #expect(err.contains("--shard must be I/N with 1 ≤ I ≤ N (got '4/3')"), "\(err)")
+        // One class cut into at most a few pieces cannot fill 50 shards: the empty ones say so instead of passing.
+        let (c2, _, e2) = try await runCLI(["run", "--bundle", bundle, "--filter", "ArithmeticTests$", "--shard", "50/50",
+                                            "--history", dir.file("h.sqlite"), "--no-record"], cwd: dir.path)
+        #expect(c2 == 2)
+        #expect(e2.contains("shard 50/50 has nothing to run"), "\(e2)")
+    }
+}
