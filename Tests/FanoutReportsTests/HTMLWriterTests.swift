@@ -86,6 +86,17 @@ import Testing
         #expect(failures.contains("<li>crashed in 1.00 s · unit 4 on mac-1 · crashed: signal 11</li>"))
     }
 
+    @Test func aUnitsLogIsShownOnceAndLaterFailuresOfTheUnitLinkToIt() throws {
+        var b = ReportBuilder()
+        b.unit(1, suites: ["M.C"], ending: "exit 1", log: "UNIQUE-LOG-LINE")
+        b.failed("M.C/testA", issues: [Issue(kind: .assertion, message: "a")], unit: 1)
+        b.failed("M.C/testB", issues: [Issue(kind: .assertion, message: "b")], unit: 1)
+        let failures = try section("failures", of: HTMLWriter().render(b.build()))
+        #expect(count("UNIQUE-LOG-LINE", in: failures) == 1)
+        #expect(failures.contains("<li class=\"test failed\" id=\"f0\"><div class=\"tid\"><code>M.C/testA</code>"))
+        #expect(failures.contains("Unit 1&#39;s log is shown with <a href=\"#f0\">M.C/testA</a>."))
+    }
+
     @Test func theMatrixPutsTestsThatDifferBetweenDestinationsFirstAndOmitsAllPassed() throws {
         var b = ReportBuilder(destinations: ["a", "b"])
         for d in ["a", "b"] {

@@ -134,12 +134,15 @@ public struct HTMLWriter: Sendable {
             + "group\(groups.count == 1 ? "" : "s")</h2>\n"
         var body = ""
         var shown = 0, bytes = 0, listed = 0
+        // A unit's log is shown once, with its first failing test; the others link to it (many failures of one
+        // unit would repeat the same log).
+        var logShownWith: [Int: (anchor: String, test: String)] = [:]
         for (index, group) in groups.enumerated() {
             body += "<details class=\"group\"\(index < 3 ? " open" : "")><summary><b>\(group.results.count) "
                 + "\(group.outcome.rawValue)</b> · <code>\(e(group.signature, line: true))</code></summary>\n<ul class=\"tests\">\n"
             for result in group.results {
                 if shown < fullFailures, bytes < failureBytes {
-                    let entry = self.entry(result, report: report, units: units)
+                    let entry = self.entry(result, anchor: "f\(shown)", report: report, units: units, logShownWith: &logShownWith)
                     bytes += entry.utf8.count
                     shown += 1
                     body += entry
@@ -159,10 +162,11 @@ public struct HTMLWriter: Sendable {
     }
 
     /// One failing test in full: where it ran, every issue, diagnostics, attempts and the unit's log.
-    private func entry(_ result: TestResult, report: RunReport, units: [Int: UnitReport]) -> String {
+    private func entry(_ result: TestResult, anchor: String, report: RunReport, units: [Int: UnitReport],
+                       logShownWith: inout [Int: (anchor: String, test: String)]) -> String {
         let attempt = result.decidingAttempt
         let unit = attempt.flatMap { units[$0.unit] }
-        var out = "<li class=\"test \(result.outcome.rawValue)\"><div class=\"tid\"><code>\(e(result.id.description, line: true))</code> "
+        var out = "<li class=\"test \(result.outcome.rawValue)\" id=\"\(anchor)\"><div class=\"tid\"><code>\(e(result.id.description, line: true))</code> "
             + "<span class=\"badge \(result.outcome.rawValue)\">\(result.outcome.rawValue)</span>"
         out += " · destination \(e(result.destination, line: true))"
         if let location = attempt?.failingIssues.first?.location ?? attempt?.issues.first?.location {
@@ -195,7 +199,10 @@ public struct HTMLWriter: Sendable {
             }
             out += "</ol></details>\n"
         }
-        if let unit {
+        if let unit, let first = logShownWith[unit.id] {
+            out += "<p class=\"note\">Unit \(unit.id)&#39;s log is shown with <a href=\"#\(first.anchor)\">\(first.test)</a>.</p>\n"
+        } else if let unit {
+            logShownWith[unit.id] = (anchor, e(result.id.description, line: true))
             out += "<details class=\"log\"><summary>Unit \(unit.id) log (\(e(unit.agent, line: true)) slot \(unit.slot), "
                 + "\(unit.testCount) tests, \(formatSeconds(unit.duration)), \(e(unit.ending, line: true)))</summary>"
                 + "<p class=\"command\"><code>\(e(HTMLEscaping.clipped(unit.command, to: Self.lineLimit * 2), line: true))</code></p>"
