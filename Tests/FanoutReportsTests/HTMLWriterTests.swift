@@ -37,6 +37,7 @@ import Testing
         #expect(passed.contains("<span class=\"verdict passed\">PASSED</span> Fanout · 1 tests · exit 0</h1>"))
         #expect(passed.contains("<h2>Failures</h2>\n<p>None.</p>"))
         #expect(!passed.contains("<section id=\"matrix\">"), "one destination: no matrix")
+        #expect(!passed.contains("href=\"#matrix\""), "and no link to it")
     }
 
     @Test func failuresAreGroupedByCauseWithEverythingNeededToTriage() throws {

@@ -46,7 +46,8 @@ public struct HTMLWriter: Sendable {
             + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             + "<title>Fanout: \(verdict) · \(e(report.runID, line: true))</title>\n<style>\n\(Self.css)</style>\n</head>\n<body>\n"
         out += header(report, verdict: verdict, passed: passed)
-        out += "<nav><a href=\"#failures\">Failures</a> · <a href=\"#matrix\">Destinations</a> · "
+        out += "<nav><a href=\"#failures\">Failures</a> · "
+            + (report.destinations.count >= 2 ? "<a href=\"#matrix\">Destinations</a> · " : "")
             + "<a href=\"#timeline\">Timeline</a> · <a href=\"#estimates\">Estimates</a> · <a href=\"#slowest\">Slowest</a> · "
             + "<a href=\"#flaky\">Flaky</a> · <a href=\"#performance\">Performance</a> · <a href=\"#warnings\">Warnings</a></nav>\n"
         out += failures(report, units: units)
