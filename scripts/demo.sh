@@ -54,9 +54,27 @@ else
 fi
 
 echo "== running Fanout on the demo suite (it builds the suite first)"
+# Where the report goes: --report-dir when given, else a new run folder under .fanout/reports (the newest one
+# written after this mark).
+report_dir=
+previous=
+for arg in "$@"; do
+  if [[ $previous == --report-dir ]]; then report_dir=$arg; fi
+  case $arg in --report-dir=*) report_dir=${arg#--report-dir=} ;; esac
+  previous=$arg
+done
+mark=$(mktemp)
 set +e
 "$fanout" "${args[@]}" "$@"
 code=$?
 set -e
 echo "fanout exited $code (0 all passed, 1 test failures, 2 usage/config/build error, 3 infrastructure, 130/143 interrupted)"
+if [[ -z $report_dir ]]; then
+  report_dir=$(ls -1dt .fanout/reports/*/ 2>/dev/null | head -n1 || true)
+  report_dir=${report_dir%/}
+fi
+if [[ -n $report_dir && -f $report_dir/report.html && $report_dir/report.html -nt $mark ]]; then
+  echo "Open the report: $(cd "$report_dir" && pwd)/report.html"
+fi
+rm -f "$mark"
 exit $code

@@ -1,19 +1,21 @@
 import FanoutCore
 import Foundation
 
-/// Writes the file formats of a run into one directory: `report.json`, `junit.xml` and `summary.md` (Markdown for a
-/// CI job summary).
+/// Writes the file formats of a run into one directory: `report.json`, `junit.xml`, `summary.md` (Markdown for a
+/// CI job summary) and `report.html` (one self-contained page to open in a browser).
 /// The console summary is not a file; render it with `ConsoleSummary`.
 public struct ReportWriter: Sendable {
     public var json: JSONReportWriter
     public var junit: JUnitWriter
     public var markdown: MarkdownWriter
+    public var html: HTMLWriter
 
     public init(json: JSONReportWriter = JSONReportWriter(), junit: JUnitWriter = JUnitWriter(),
-                markdown: MarkdownWriter = MarkdownWriter()) {
+                markdown: MarkdownWriter = MarkdownWriter(), html: HTMLWriter = HTMLWriter()) {
         self.json = json
         self.junit = junit
         self.markdown = markdown
+        self.html = html
     }
 
     /// `<root>/<run id>`, relative to the current directory unless `root` is absolute. A run id is used as one path
@@ -41,6 +43,7 @@ public struct ReportWriter: Sendable {
             (directory.appendingPathComponent(JSONReportWriter.fileName), jsonData),
             (directory.appendingPathComponent(JUnitWriter.fileName), junit.encode(report)),
             (directory.appendingPathComponent(MarkdownWriter.fileName), Data(markdown.render(report).utf8)),
+            (directory.appendingPathComponent(HTMLWriter.fileName), Data(html.render(report).utf8)),
         ]
         for (url, data) in files {
             do {

@@ -6,7 +6,7 @@ import Foundation
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report", abstract: "Write another format of a finished run from its report.json.",
-        subcommands: [Markdown.self])
+        subcommands: [Markdown.self, Html.self])
 
     struct Markdown: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -31,6 +31,32 @@ struct ReportCommand: AsyncParsableCommand {
             } catch {
                 throw FanoutError("cannot write \(out): \(error.localizedDescription)", hint: "Check the folder exists and is writable.")
             }
+        }
+    }
+
+    struct Html: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The run as one self-contained HTML page (verdict, failures grouped by cause with logs, destination matrix, timeline, estimates, measurements).",
+            discussion: "`fanout run` writes the same page as report.html beside report.json. It needs no network: open it "
+                + "in any browser, with or without JavaScript.")
+
+        @Option(help: "The report.json of a `fanout run`.")
+        var from: String
+
+        @Option(help: "The file to write (default: report.html beside the report.json).")
+        var out: String?
+
+        func run() async throws {
+            let text = try ReportPages.html(fromReport: from)
+            let path = out ?? URL(fileURLWithPath: from).deletingLastPathComponent()
+                .appendingPathComponent(ReportPages.htmlFileName).path
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw FanoutError("cannot write \(path): \(error.localizedDescription)",
+                                  hint: "Check the folder exists and is writable, or choose another file with --out.")
+            }
+            print(path)
         }
     }
 }

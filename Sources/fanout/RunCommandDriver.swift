@@ -43,7 +43,7 @@ struct RunCommandDriver {
         print(outcome.summary(color: color))
         for line in JobSummary.annotations(outcome.report, environment: ProcessInfo.processInfo.environment) { print(line) }
         if let dir = outcome.reportDirectory {
-            print("Report: \(dir)/report.json, \(dir)/junit.xml and \(dir)/summary.md")
+            print("Report: \(dir)/report.json, \(dir)/junit.xml, \(dir)/summary.md and \(dir)/report.html")
         }
         return outcome.exitCode.rawValue
     }

@@ -37,3 +37,4 @@ extension HistoryCommand.Show: AsyncRunnable { mutating func runAsync() async th
 extension AgentsCommand.Check: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension HistoryCommand.Flaky: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension ReportCommand.Markdown: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension ReportCommand.Html: AsyncRunnable { mutating func runAsync() async throws { try await run() } }

@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// `fanout run` as a GitHub Actions step: summary.md beside report.json, the same text appended to the step summary,
-/// error annotations on the failing line, and `fanout report markdown` giving the same text from report.json.
+/// error annotations on the failing line, and `fanout report markdown` giving the same text from report.json (and
+/// `fanout report html` the same report.html).
 @Suite(.timeLimit(.minutes(3))) struct JobSummaryTests {
     @Test func aRunOnGitHubActionsWritesTheStepSummaryAndAnnotatesTheFailure() async throws {
         let bundle = try await DemoSuite.shared.bundle()
@@ -40,5 +41,16 @@ import Testing
         let (badCode, _, badErr) = try await runCLI(["report", "markdown", "--from", dir.file("missing.json")])
         #expect(badCode == 2)
         #expect(badErr.contains("missing.json"))
+
+        // report.html beside it, named on the Report line, and `fanout report html` writes the same page again.
+        #expect(stdout.contains("/r/summary.md and \(dir.file("r"))/report.html"), "\(stdout)")
+        let page = try String(contentsOfFile: dir.file("r/report.html"), encoding: .utf8)
+        #expect(page.contains("<span class=\"verdict failed\">FAILED</span>"))
+        #expect(page.contains("DemoKitTests.ArithmeticTests/testMultiply"))
+        let (htmlCode, written, htmlErr) = try await runCLI(["report", "html", "--from", dir.file("r/report.json"),
+                                                            "--out", dir.file("again.html")])
+        #expect(htmlCode == 0, "\(htmlErr)")
+        #expect(written == dir.file("again.html") + "\n", "it says where the page went")
+        #expect(try String(contentsOfFile: dir.file("again.html"), encoding: .utf8) == page)
     }
 }

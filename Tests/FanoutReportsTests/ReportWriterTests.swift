@@ -14,11 +14,13 @@ import Testing
         let directory = root.appendingPathComponent("nested/run-1")
         let report = Sample.report()
         let files = try ReportWriter().write(report, to: directory)
-        #expect(files.map(\.lastPathComponent) == ["report.json", "junit.xml", "summary.md"])
+        #expect(files.map(\.lastPathComponent) == ["report.json", "junit.xml", "summary.md", "report.html"])
         for file in files { #expect(FileManager.default.fileExists(atPath: file.path)) }
         #expect(try JSONReportWriter().read(from: files[0]) == report)
         let junit = try String(contentsOf: files[1], encoding: .utf8)
         #expect(junit == JUnitWriter().render(report))
+        let html = try String(contentsOf: files[3], encoding: .utf8)
+        #expect(html == HTMLWriter().render(report))
 
         // Writing again replaces the files.
         var second = report

@@ -1,0 +1,405 @@
+import FanoutCore
+
+/// The run as one self-contained HTML page (report.html): the verdict and facts of the run, the failures grouped by
+/// cause with each test's messages, diagnostics, attempts and its unit's log, the destination matrix, the timeline
+/// as an inline SVG Gantt chart, estimates versus actual, slowest and flaky tests, measurements and warnings.
+/// Built from the RunReport alone.
+///
+/// No network: inline CSS, no script, no external resource; `<details>` folds what is long, so it reads the same with
+/// JavaScript off. Large runs stay usable: lists are capped, and only the first failures are shown in full (the rest
+/// by id), within a byte budget. Everything that came from a test or an agent goes through `HTMLEscaping.escape`.
+public struct HTMLWriter: Sendable {
+    public static let fileName = "report.html"
+
+    /// Failures shown in full (messages, diagnostics, attempts, log); the rest are listed by id.
+    public var fullFailures: Int
+    /// Bytes the fully shown failures may take together; past it, failures are listed by id.
+    public var failureBytes: Int
+    /// Lines of a unit's log shown (its tail), and of a crash's diagnostics (its head).
+    public var logLines: Int
+    public var diagnosticsLines: Int
+
+    public init(fullFailures: Int = 200, failureBytes: Int = 3_000_000, logLines: Int = 100, diagnosticsLines: Int = 200) {
+        self.fullFailures = max(0, fullFailures)
+        self.failureBytes = max(10_000, failureBytes)
+        self.logLines = max(1, logLines)
+        self.diagnosticsLines = max(1, diagnosticsLines)
+    }
+
+    static let matrixRows = 500
+    static let classRows = 50
+    static let slowestRows = 20
+    static let flakyRows = 200
+    static let measurementRows = 1_000
+    static let warningRows = 500
+    /// Characters of one message or one log line shown; beyond, cut with a note.
+    static let textLimit = 20_000
+    static let lineLimit = 2_000
+
+    public func render(_ report: RunReport) -> String {
+        let units = Dictionary(report.units.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var out = ""
+        out.reserveCapacity(64_000)
+        let passed = report.exitCode == 0
+        let verdict = passed ? "PASSED" : "FAILED"
+        out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            + "<title>Fanout: \(verdict) · \(e(report.runID, line: true))</title>\n<style>\n\(Self.css)</style>\n</head>\n<body>\n"
+        out += header(report, verdict: verdict, passed: passed)
+        out += "<nav><a href=\"#failures\">Failures</a> · "
+            + (report.destinations.count >= 2 ? "<a href=\"#matrix\">Destinations</a> · " : "")
+            + "<a href=\"#timeline\">Timeline</a> · <a href=\"#estimates\">Estimates</a> · <a href=\"#slowest\">Slowest</a> · "
+            + "<a href=\"#flaky\">Flaky</a> · <a href=\"#performance\">Performance</a> · <a href=\"#warnings\">Warnings</a></nav>\n"
+        out += failures(report, units: units)
+        out += matrix(report)
+        out += "<section id=\"timeline\">\n<h2>Timeline</h2>\n"
+            + "<p class=\"legend\"><span class=\"key passed\"></span>passed <span class=\"key failed\"></span>failed "
+            + "<span class=\"key crashed\"></span>crashed or timed out <span class=\"key stolen\"></span>took over stolen tests "
+            + "<span class=\"key requeued\"></span>re-queued (agent lost, handed over, stopped) "
+            + "<span class=\"key-line predicted\"></span>predicted end \(formatSeconds(report.plan.predictedMakespan)) "
+            + "<span class=\"key-line lower-bound\"></span>lower bound \(formatSeconds(report.timing.lowerBound))</p>\n"
+            + HTMLTimeline.svg(report) + "</section>\n"
+        out += estimates(report)
+        out += slowest(report)
+        out += flaky(report, units: units)
+        out += performance(report)
+        out += warnings(report)
+        out += "<footer>Fanout \(e(report.fanoutVersion, line: true)) · run \(e(report.runID, line: true)) · "
+            + "every test is in report.json</footer>\n</body>\n</html>\n"
+        return out
+    }
+
+    // MARK: - Sections
+
+    private func header(_ report: RunReport, verdict: String, passed: Bool) -> String {
+        let counts = report.counts
+        let needAttention = report.results.filter(\.needsAttention).count
+        let regressions = PerformanceFacts.regressions(report).filter { $0.verdict?.failsRun == true }
+        var headline = "\(counts.total) tests"
+        if needAttention > 0 { headline += " · \(needAttention) need attention" }
+        if !regressions.isEmpty { headline += " · \(regressions.count) performance regression\(regressions.count == 1 ? "" : "s")" }
+        headline += " · exit \(report.exitCode)"
+        if report.interrupted { headline += " · interrupted" }
+        var out = "<header>\n<h1><span class=\"verdict \(passed ? "passed" : "failed")\">\(verdict)</span> Fanout · \(headline)</h1>\n"
+
+        out += "<table class=\"counts\"><thead><tr><th>destination</th><th>passed</th><th>failed</th><th>crashed</th>"
+            + "<th>timed out</th><th>not run</th><th>skipped</th><th>flaky</th></tr></thead><tbody>\n"
+        for destination in report.destinations {
+            let c = Counts(report.results.filter { $0.destination == destination }.map(\.outcome))
+            out += "<tr><td>\(e(destination, line: true))</td><td>\(c.passed)</td><td>\(c.failed)</td><td>\(c.crashed)</td>"
+                + "<td>\(c.timedOut)</td><td>\(c.notRun)</td><td>\(c.skipped)</td><td>\(c.flaky)</td></tr>\n"
+        }
+        out += "</tbody></table>\n"
+
+        let t = report.timing
+        let slots = report.agents.reduce(0) { $0 + $1.slots }
+        out += "<p class=\"timing\">Wall \(formatSeconds(t.wall)) · makespan \(formatSeconds(t.makespan)) · lower bound "
+            + "\(formatSeconds(t.lowerBound)) · efficiency \(String(format2: t.efficiency)) · "
+            + "\(report.agents.count) agent\(report.agents.count == 1 ? "" : "s"), \(slots) slot\(slots == 1 ? "" : "s")</p>\n"
+        out += "<p class=\"timing\">Predicted \(formatSeconds(report.plan.predictedMakespan)) (plan's lower bound "
+            + "\(formatSeconds(report.plan.lowerBound)))"
+        if let c = t.classLowerBound { out += " · lower bound over the scheduled units \(formatSeconds(c))" }
+        out += " · preparation \(formatSeconds(t.preparation))"
+        if let steals = report.steals, !steals.isEmpty {
+            out += " · \(steals.count) steal\(steals.count == 1 ? "" : "s") of \(steals.reduce(0) { $0 + $1.tests }) tests"
+        }
+        out += "</p>\n"
+
+        out += "<dl class=\"facts\">"
+        out += "<dt>Run</dt><dd>\(e(report.runID, line: true)), started \(ISO8601Timestamp.string(from: report.startedAt))</dd>"
+        out += "<dt>Fanout</dt><dd>\(e(report.fanoutVersion, line: true))</dd>"
+        out += "<dt>Product</dt><dd>"
+        if let package = report.product.package { out += "package <code>\(e(package, line: true))</code>, " }
+        out += "bundle <code>\(e(report.product.bundle, line: true))</code>"
+        if let sha = report.product.sha256 { out += ", sha256 <code>\(e(sha, line: true))</code>" }
+        out += "</dd><dt>Destinations</dt><dd>\(report.destinations.map { e($0, line: true) }.joined(separator: ", "))</dd>"
+        out += "</dl>\n"
+
+        out += "<table class=\"agents\"><thead><tr><th>agent</th><th>transport</th><th>slots</th><th>host</th>"
+            + "<th>deployed</th><th>start-up</th><th>problem</th></tr></thead><tbody>\n"
+        for a in report.agents {
+            var deployed = a.deployedBytes.map { "\($0) bytes" } ?? ""
+            if let s = a.deploySeconds { deployed += (deployed.isEmpty ? "" : " in ") + formatSeconds(s) }
+            out += "<tr><td>\(e(a.name, line: true))</td><td>\(e(a.transport, line: true))</td><td>\(a.slots)</td>"
+                + "<td>\(e(a.host ?? "", line: true))</td><td>\(deployed)</td>"
+                + "<td>\(a.overhead.map(formatSeconds) ?? "")</td><td>\(e(a.problem ?? "", line: true))</td></tr>\n"
+        }
+        return out + "</tbody></table>\n</header>\n"
+    }
+
+    private func failures(_ report: RunReport, units: [Int: UnitReport]) -> String {
+        let groups = FailureGroups.groups(report)
+        guard !groups.isEmpty else { return "<section id=\"failures\">\n<h2>Failures</h2>\n<p>None.</p>\n</section>\n" }
+        let total = groups.reduce(0) { $0 + $1.results.count }
+        var out = "<section id=\"failures\">\n<h2>Failures: \(total) test\(total == 1 ? "" : "s") in \(groups.count) "
+            + "group\(groups.count == 1 ? "" : "s")</h2>\n"
+        var body = ""
+        var shown = 0, bytes = 0, listed = 0
+        // A unit's log is shown once, with its first failing test; the others link to it (many failures of one
+        // unit would repeat the same log).
+        var logShownWith: [Int: (anchor: String, test: String)] = [:]
+        for (index, group) in groups.enumerated() {
+            body += "<details class=\"group\"\(index < 3 ? " open" : "")><summary><b>\(group.results.count) "
+                + "\(group.outcome.rawValue)</b> · <code>\(e(group.signature, line: true))</code></summary>\n<ul class=\"tests\">\n"
+            for result in group.results {
+                if shown < fullFailures, bytes < failureBytes {
+                    let entry = self.entry(result, anchor: "f\(shown)", report: report, units: units, logShownWith: &logShownWith)
+                    bytes += entry.utf8.count
+                    shown += 1
+                    body += entry
+                } else {
+                    listed += 1
+                    body += "<li class=\"brief\"><code>\(e(result.id.description, line: true))</code>"
+                        + "\(place(result, report)) · \(result.outcome.rawValue)</li>\n"
+                }
+            }
+            body += "</ul>\n</details>\n"
+        }
+        if listed > 0 {
+            out += "<p class=\"note\">The first \(shown) failures are shown in full; \(listed) more are listed by id only. "
+                + "Every test, with its messages and log, is in report.json.</p>\n"
+        }
+        return out + body + "</section>\n"
+    }
+
+    /// One failing test in full: where it ran, every issue, diagnostics, attempts and the unit's log.
+    private func entry(_ result: TestResult, anchor: String, report: RunReport, units: [Int: UnitReport],
+                       logShownWith: inout [Int: (anchor: String, test: String)]) -> String {
+        let attempt = result.decidingAttempt
+        let unit = attempt.flatMap { units[$0.unit] }
+        var out = "<li class=\"test \(result.outcome.rawValue)\" id=\"\(anchor)\"><div class=\"tid\"><code>\(e(result.id.description, line: true))</code> "
+            + "<span class=\"badge \(result.outcome.rawValue)\">\(result.outcome.rawValue)</span>"
+        out += " · destination \(e(result.destination, line: true))"
+        if let location = attempt?.failingIssues.first?.location ?? attempt?.issues.first?.location {
+            out += " · <code>\(e(location.description, line: true))</code>"
+        }
+        if let unit {
+            out += " · unit \(unit.id) on \(e(unit.agent, line: true)) slot \(unit.slot)"
+        } else if let attempt {
+            out += " · unit \(attempt.unit) on \(e(attempt.agent, line: true))"
+        }
+        out += "</div>\n"
+
+        // The full message: every issue of the deciding attempt, or the reason it did not run.
+        let issues = attempt?.issues ?? []
+        let message = issues.isEmpty || result.outcome == .notRun
+            ? ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
+            : issues.map(ReportFacts.line(for:)).joined(separator: "\n")
+        out += "<pre class=\"message\">\(e(HTMLEscaping.clipped(message, to: Self.textLimit)))</pre>\n"
+
+        if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty {
+            out += "<details class=\"diagnostics\" open><summary>Diagnostics</summary>\(head(diagnostics, lines: diagnosticsLines))</details>\n"
+        }
+        if result.attempts.count > 1 {
+            out += "<details class=\"attempts\"><summary>\(result.attempts.count) attempts</summary><ol>\n"
+            for a in result.attempts {
+                let headline = a.outcome.isFailure || a.outcome == .notRun
+                    ? " · " + e(HTMLEscaping.clipped(ReportFacts.headline(of: a, outcome: a.outcome, unit: units[a.unit]), to: 500), line: true)
+                    : ""
+                out += "<li>\(a.outcome.rawValue) in \(formatSeconds(a.duration)) · unit \(a.unit) on \(e(a.agent, line: true))\(headline)</li>\n"
+            }
+            out += "</ol></details>\n"
+        }
+        if let unit, let first = logShownWith[unit.id] {
+            out += "<p class=\"note\">Unit \(unit.id)&#39;s log is shown with <a href=\"#\(first.anchor)\">\(first.test)</a>.</p>\n"
+        } else if let unit {
+            logShownWith[unit.id] = (anchor, e(result.id.description, line: true))
+            out += "<details class=\"log\"><summary>Unit \(unit.id) log (\(e(unit.agent, line: true)) slot \(unit.slot), "
+                + "\(unit.testCount) tests, \(formatSeconds(unit.duration)), \(e(unit.ending, line: true)))</summary>"
+                + "<p class=\"command\"><code>\(e(HTMLEscaping.clipped(unit.command, to: Self.lineLimit * 2), line: true))</code></p>"
+                + tail(unit.log, lines: logLines) + "</details>\n"
+        }
+        return out + "</li>\n"
+    }
+
+    private func matrix(_ report: RunReport) -> String {
+        guard report.destinations.count >= 2 else { return "" }
+        var outcomes: [TestID: [String: Outcome]] = [:]
+        for r in report.results { outcomes[r.id, default: [:]][r.destination] = r.outcome }
+        var rows: [(id: TestID, differs: Bool)] = []
+        var allPassed = 0
+        for (id, byDestination) in outcomes {
+            let values = report.destinations.map { byDestination[$0] }
+            if values.allSatisfy({ $0 == .passed }) { allPassed += 1; continue }
+            rows.append((id, Set(values).count > 1))
+        }
+        rows.sort { $0.differs != $1.differs ? $0.differs : $0.id < $1.id }
+        let differing = rows.filter(\.differs).count
+        var out = "<section id=\"matrix\">\n<h2>Destinations</h2>\n<p>\(differing) test\(differing == 1 ? "" : "s") "
+            + "with an outcome that differs between destinations (listed first); \(allPassed) test\(allPassed == 1 ? "" : "s") "
+            + "passed on every destination and \(allPassed == 1 ? "is" : "are") not shown.</p>\n"
+        guard !rows.isEmpty else { return out + "</section>\n" }
+        out += "<table class=\"matrix\"><thead><tr><th>test</th>"
+        for d in report.destinations { out += "<th>\(e(d, line: true))</th>" }
+        out += "</tr></thead><tbody>\n"
+        for row in rows.prefix(Self.matrixRows) {
+            out += "<tr\(row.differs ? " class=\"differs\"" : "")><td><code>\(e(row.id.description, line: true))</code></td>"
+            for d in report.destinations {
+                if let o = outcomes[row.id]?[d] { out += "<td class=\"\(o.rawValue)\">\(o.rawValue)</td>" } else { out += "<td>—</td>" }
+            }
+            out += "</tr>\n"
+        }
+        out += "</tbody></table>\n"
+        if rows.count > Self.matrixRows { out += "<p class=\"note\">… and \(rows.count - Self.matrixRows) more tests.</p>\n" }
+        return out + "</section>\n"
+    }
+
+    private func estimates(_ report: RunReport) -> String {
+        let timed = report.classes.filter { $0.actual != nil }
+        var out = "<section id=\"estimates\">\n<h2>Estimates vs actual</h2>\n"
+        guard !timed.isEmpty else { return out + "<p>No class has a measured time.</p>\n</section>\n" }
+        let ranked = timed.sorted { abs(($0.actual ?? 0) - $0.estimate) > abs(($1.actual ?? 0) - $1.estimate) }
+        out += "<p>The \(min(Self.classRows, ranked.count)) worst misses of \(ranked.count) timed classes.</p>\n"
+            + "<table class=\"estimates\"><thead><tr><th>class</th><th>destination</th><th>tests</th><th>estimate</th>"
+            + "<th>actual</th><th>miss</th><th>estimated from</th><th>outcome</th></tr></thead><tbody>\n"
+        for c in ranked.prefix(Self.classRows) {
+            let actual = c.actual ?? 0
+            let miss = actual - c.estimate
+            out += "<tr><td><code>\(e(c.suite.description, line: true))</code></td><td>\(e(c.destination, line: true))</td>"
+                + "<td>\(c.testCount)</td><td>\(formatSeconds(c.estimate))</td><td>\(formatSeconds(actual))</td>"
+                + "<td>\(miss >= 0 ? "+" : "−")\(formatSeconds(abs(miss)))</td><td>\(e(c.estimateSource, line: true))</td>"
+                + "<td class=\"\(c.outcome.rawValue)\">\(c.outcome.rawValue)</td></tr>\n"
+        }
+        return out + "</tbody></table>\n</section>\n"
+    }
+
+    private func slowest(_ report: RunReport) -> String {
+        let ran = report.results.filter { !$0.attempts.isEmpty }
+        var out = "<section id=\"slowest\">\n<h2>Slowest tests</h2>\n"
+        guard !ran.isEmpty else { return out + "<p>No test ran.</p>\n</section>\n" }
+        out += "<table class=\"slowest\"><thead><tr><th>test</th><th>destination</th><th>duration</th><th>outcome</th>"
+            + "</tr></thead><tbody>\n"
+        for r in ran.sorted(by: { $0.duration > $1.duration }).prefix(Self.slowestRows) {
+            out += "<tr><td><code>\(e(r.id.description, line: true))</code></td><td>\(e(r.destination, line: true))</td>"
+                + "<td>\(formatSeconds(r.duration))</td><td class=\"\(r.outcome.rawValue)\">\(r.outcome.rawValue)</td></tr>\n"
+        }
+        return out + "</tbody></table>\n</section>\n"
+    }
+
+    private func flaky(_ report: RunReport, units: [Int: UnitReport]) -> String {
+        let flaky = report.results.filter { $0.outcome == .flaky }
+        var out = "<section id=\"flaky\">\n<h2>Flaky: \(flaky.count) test\(flaky.count == 1 ? "" : "s") failed, then passed on a retry</h2>\n"
+        guard !flaky.isEmpty else { return out + "</section>\n" }
+        out += "<ul class=\"flaky\">\n"
+        for r in flaky.prefix(Self.flakyRows) {
+            let flakes = r.earlierFailedAttempts
+            out += "<li><code>\(e(r.id.description, line: true))</code>\(place(r, report)) · \(flakes.count) failed "
+                + "attempt\(flakes.count == 1 ? "" : "s") before the pass"
+            if let first = flakes.first {
+                let message = ReportFacts.headline(of: first.attempt, outcome: first.attempt.outcome, unit: units[first.attempt.unit])
+                out += " · attempt \(first.number) on \(e(first.attempt.agent, line: true)): "
+                    + e(HTMLEscaping.clipped(message, to: 500), line: true)
+            }
+            out += "</li>\n"
+        }
+        out += "</ul>\n"
+        if flaky.count > Self.flakyRows { out += "<p class=\"note\">… and \(flaky.count - Self.flakyRows) more.</p>\n" }
+        return out + "</section>\n"
+    }
+
+    private func performance(_ report: RunReport) -> String {
+        var out = "<section id=\"performance\">\n<h2>Performance</h2>\n"
+        guard !report.measurements.isEmpty else { return out + "<p>No measurements.</p>\n</section>\n" }
+        let sorted = report.measurements.sorted {
+            ($0.destination, $0.hardwareClass ?? "", $0.measurement.test, $0.measurement.metric)
+                < ($1.destination, $1.hardwareClass ?? "", $1.measurement.test, $1.measurement.metric)
+        }
+        var current: (String, String)?
+        for record in sorted.prefix(Self.measurementRows) {
+            let key = (record.destination, record.hardwareClass ?? "")
+            if current.map({ $0 != key }) ?? true {
+                if current != nil { out += "</tbody></table>\n" }
+                current = key
+                out += "<h3>\(e(record.destination, line: true)) · \(e(record.hardwareClass ?? "hardware class unknown", line: true))</h3>\n"
+                    + "<table class=\"performance\"><thead><tr><th>test</th><th>metric</th><th>average</th><th>RSD</th>"
+                    + "<th>values</th><th>verdict</th><th>baseline</th><th>agent</th></tr></thead><tbody>\n"
+            }
+            let m = record.measurement
+            let verdictClass = record.verdict.map { $0.kind.rawValue } ?? "recorded"
+            out += "<tr><td><code>\(e(m.test.description, line: true))</code></td><td>\(e(m.metric, line: true))</td>"
+                + "<td>\(e(PerformanceText.value(m.average, unit: m.unit), line: true))</td>"
+                + "<td>\(String(format1: m.relativeStandardDeviation))%</td>"
+                + "<td>\(HTMLTimeline.sparkline(m.values, unit: m.unit))</td>"
+                + "<td class=\"verdict-\(verdictClass)\">\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))</td>"
+                + "<td>\(e(record.verdict?.baselineAverage.map { PerformanceText.value($0, unit: m.unit) } ?? "—", line: true))</td>"
+                + "<td>\(e(record.agent, line: true))</td></tr>\n"
+        }
+        out += "</tbody></table>\n"
+        if sorted.count > Self.measurementRows {
+            out += "<p class=\"note\">… and \(sorted.count - Self.measurementRows) more measurements in report.json.</p>\n"
+        }
+        return out + "</section>\n"
+    }
+
+    private func warnings(_ report: RunReport) -> String {
+        var out = "<section id=\"warnings\">\n<h2>Warnings</h2>\n"
+        guard !report.warnings.isEmpty else { return out + "<p>None.</p>\n</section>\n" }
+        out += "<ul class=\"warnings\">\n"
+        for w in report.warnings.prefix(Self.warningRows) {
+            out += "<li>\(e(HTMLEscaping.clipped(w, to: Self.lineLimit), line: true))</li>\n"
+        }
+        out += "</ul>\n"
+        if report.warnings.count > Self.warningRows {
+            out += "<p class=\"note\">… and \(report.warnings.count - Self.warningRows) more.</p>\n"
+        }
+        return out + "</section>\n"
+    }
+
+    // MARK: - Text
+
+    private func e(_ text: String, line: Bool = false) -> String { HTMLEscaping.escape(text, singleLine: line) }
+
+    private func place(_ result: TestResult, _ report: RunReport) -> String {
+        report.destinations.count > 1 ? " [\(e(result.destination, line: true))]" : ""
+    }
+
+    /// The last `lines` lines of a log in a `<pre>`, with a note when lines were cut.
+    private func tail(_ log: String, lines count: Int) -> String {
+        let (kept, omitted) = ReportFacts.tail(log, lines: count)
+        guard !kept.isEmpty else { return "<p class=\"note\">The log is empty.</p>" }
+        var out = omitted > 0 ? "<p class=\"note\">The first \(omitted) lines are cut; the last \(kept.count) are shown.</p>" : ""
+        out += "<pre>" + kept.map { e(HTMLEscaping.clipped(String($0), to: Self.lineLimit)) }.joined(separator: "\n") + "</pre>"
+        return out
+    }
+
+    /// The first `lines` lines of a text (a backtrace starts with what matters), with a note when lines were cut.
+    private func head(_ text: String, lines count: Int) -> String {
+        let all = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let kept = all.prefix(count)
+        var out = "<pre>" + kept.map { e(HTMLEscaping.clipped(String($0), to: Self.lineLimit)) }.joined(separator: "\n") + "</pre>"
+        if all.count > count { out += "<p class=\"note\">\(all.count - count) more lines are cut (in report.json).</p>" }
+        return out
+    }
+
+    static let css = """
+    :root { --pass: #1a7f37; --fail: #cf222e; --crash: #8250df; --requeue: #9a6700; --steal: #0969da; --muted: #57606a; }
+    body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 40px; color: #1f2328; }
+    h1 { font-size: 22px; } h2 { font-size: 18px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; margin-top: 28px; } h3 { font-size: 15px; }
+    .verdict { color: #fff; padding: 2px 10px; border-radius: 6px; } .verdict.passed { background: var(--pass); } .verdict.failed { background: var(--fail); }
+    table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
+    th { background: #f6f8fa; } code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+    pre { background: #f6f8fa; padding: 8px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; margin: 4px 0; }
+    pre.message { background: #fff1f0; }
+    dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; } dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; word-break: break-all; }
+    nav { margin: 12px 0; } .note { color: var(--muted); font-style: italic; }
+    details { margin: 4px 0; } details.group > summary { font-size: 15px; cursor: pointer; } summary { cursor: pointer; }
+    ul.tests { list-style: none; padding-left: 12px; } li.test { border-left: 3px solid var(--fail); padding: 4px 8px; margin: 8px 0; }
+    li.test.crashed, li.test.timed-out { border-color: var(--crash); } li.test.not-run { border-color: var(--requeue); }
+    .badge { font-size: 12px; padding: 0 6px; border-radius: 10px; color: #fff; background: var(--fail); }
+    .badge.crashed, .badge.timed-out { background: var(--crash); } .badge.not-run { background: var(--requeue); }
+    td.passed { color: var(--pass); } td.failed { color: var(--fail); font-weight: 600; } td.crashed, td.timed-out { color: var(--crash); font-weight: 600; }
+    td.not-run { color: var(--requeue); } td.flaky { color: var(--steal); } td.skipped { color: var(--muted); } tr.differs td:first-child { border-left: 3px solid var(--fail); }
+    svg.gantt { border: 1px solid #d0d7de; background: #fff; } svg.gantt text { font: 11px sans-serif; fill: #1f2328; } svg.gantt text.axis { fill: var(--muted); }
+    svg.gantt .band { fill: #f6f8fa; } rect.unit { stroke: #fff; stroke-width: 0.5; }
+    rect.unit.passed { fill: var(--pass); } rect.unit.failed { fill: var(--fail); } rect.unit.crashed { fill: var(--crash); } rect.unit.requeued { fill: var(--requeue); }
+    rect.unit.stolen { fill: var(--steal); } rect.unit:hover { opacity: 0.7; }
+    line.predicted { stroke: #1f2328; stroke-dasharray: 4 3; stroke-width: 1.5; } line.lower-bound { stroke: var(--fail); stroke-dasharray: 2 2; stroke-width: 1.5; }
+    .legend .key { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 10px; vertical-align: middle; }
+    .key.passed { background: var(--pass); } .key.failed { background: var(--fail); } .key.crashed { background: var(--crash); } .key.stolen { background: var(--steal); } .key.requeued { background: var(--requeue); }
+    .key-line { display: inline-block; width: 16px; margin: 0 4px 0 10px; vertical-align: middle; border-top: 2px dashed #1f2328; } .key-line.lower-bound { border-color: var(--fail); }
+    svg.spark polyline { fill: none; stroke: var(--steal); stroke-width: 1.5; }
+    .verdict-regression { color: var(--fail); font-weight: 600; } .verdict-too-noisy { color: var(--requeue); font-weight: 600; }
+    footer { margin-top: 32px; color: var(--muted); }
+
+    """
+}
