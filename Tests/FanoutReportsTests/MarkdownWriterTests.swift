@@ -75,7 +75,12 @@ import Testing
         #expect(text.contains("&lt;script&gt;alert\\(1\\)&lt;/script&gt;"))
         #expect(!text.contains("\u{1B}"), "no terminal escape survives")
         #expect(!text.contains("\u{202E}"), "no bidi override survives")
-        #expect(text.contains("\\*bold\\*"))
+        #expect(text.contains("\\*bold\\*"), "Markdown outside HTML blocks is escaped")
+        // The group's summary line is an HTML block, where GitHub shows backslashes as they are: HTML escaping only.
+        let summary = text.split(separator: "\n").first { $0.hasPrefix("<details") }.map(String.init) ?? ""
+        #expect(summary.contains("<code>&lt;script&gt;alert(N)&lt;/script&gt;"), "\(summary)")
+        #expect(summary.contains("*bold* | [link](http://x)"), "\(summary)")
+        #expect(!summary.contains("\\"), "no backslash shows on GitHub: \(summary)")
         #expect(text.contains("\\[link\\]\\(http://x\\)"))
         #expect(text.contains("\\|"))
     }

@@ -62,7 +62,7 @@ public struct MarkdownWriter: Sendable {
             for (index, group) in groups.enumerated() {
                 guard index < groupLimit else { omitted += groups[index...].reduce(0) { $0 + $1.results.count }; break }
                 var text = "<details\(index < 3 ? " open" : "")><summary><b>\(group.results.count) \(group.outcome.rawValue)</b> · "
-                    + "<code>\(Self.escape(group.signature))</code></summary>\n\n"
+                    + "<code>\(Self.html(group.signature))</code></summary>\n\n"
                 for result in group.results.prefix(testsPerGroup) {
                     text += Self.item(result, unit: result.decidingAttempt.flatMap { units[$0.unit] },
                                       destinations: report.destinations.count)
@@ -131,6 +131,22 @@ public struct MarkdownWriter: Sendable {
     /// Text for inside backticks: no backtick can end the span early, no control characters, one line.
     static func code(_ text: String) -> String {
         TextSanitizer.terminalSafe(text, singleLine: true).replacingOccurrences(of: "`", with: "'")
+    }
+
+    /// Text for inside an HTML block (`<details>`/`<summary>` lines, where GitHub applies no Markdown, so a backslash
+    /// would show): terminal controls and bidi marks neutralised, `& < > "` as entities, one line.
+    static func html(_ text: String) -> String {
+        var out = ""
+        for ch in TextSanitizer.terminalSafe(text, singleLine: true) {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(ch)
+            }
+        }
+        return out
     }
 
     /// Text from a test or an agent as Markdown that shows it literally: terminal controls and bidi marks

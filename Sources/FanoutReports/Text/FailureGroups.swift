@@ -49,13 +49,16 @@ public enum FailureGroups {
             let s = scalars[i]
             let previous: Unicode.Scalar? = i > 0 ? scalars[i - 1] : nil
             let atWordStart = previous.map { !isWordChar($0) } ?? true
-            // An absolute path: "/" at a word boundary followed by a path character, up to whitespace, ':' or a quote.
+            // An absolute path of two or more parts ("/tmp/x", not "</b>"): "/" at a word boundary followed by a path
+            // character, up to whitespace, ':' or a quote.
             if s == "/", atWordStart, previous != "/", i + 1 < scalars.count, isWordChar(scalars[i + 1]) || scalars[i + 1] == "." {
                 var j = i + 1
                 while j < scalars.count, !scalars[j].properties.isWhitespace, !":\"'(),;]>".unicodeScalars.contains(scalars[j]) { j += 1 }
-                append("<path>")
-                i = j
-                continue
+                if scalars[(i + 1)..<j].contains("/") {
+                    append("<path>")
+                    i = j
+                    continue
+                }
             }
             // A UUID: 8-4-4-4-12 hex digits.
             if atWordStart, i + 36 <= scalars.count {
