@@ -13,6 +13,7 @@ dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)           # OpenSSL hea
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/bench.sh arithmetic
+command -v chromium >/dev/null 2>&1 || need+=(chromium)           # the tests open report.html in a real (headless) browser
 
 if ((${#need[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
