@@ -8,6 +8,16 @@ struct ReportCommand: AsyncParsableCommand {
         commandName: "report", abstract: "Write another format of a finished run from its report.json.",
         subcommands: [Markdown.self, Html.self])
 
+    /// Writes a rendered report in one step (a reader never sees half of it).
+    static func write(_ text: String, to path: String) throws(FanoutError) {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw FanoutError("cannot write \(path): \(error.localizedDescription)",
+                              hint: "Check the folder exists and is writable, or choose another file with --out.")
+        }
+    }
+
     struct Markdown: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The run as Markdown for a CI job summary (verdict, counts, failures grouped by cause, flaky tests, regressions).",
@@ -26,11 +36,7 @@ struct ReportCommand: AsyncParsableCommand {
                 print(text, terminator: "")
                 return
             }
-            do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
-            } catch {
-                throw FanoutError("cannot write \(out): \(error.localizedDescription)", hint: "Check the folder exists and is writable.")
-            }
+            try ReportCommand.write(text, to: out)
         }
     }
 
@@ -50,12 +56,7 @@ struct ReportCommand: AsyncParsableCommand {
             let text = try ReportPages.html(fromReport: from)
             let path = out ?? URL(fileURLWithPath: from).deletingLastPathComponent()
                 .appendingPathComponent(ReportPages.htmlFileName).path
-            do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-            } catch {
-                throw FanoutError("cannot write \(path): \(error.localizedDescription)",
-                                  hint: "Check the folder exists and is writable, or choose another file with --out.")
-            }
+            try ReportCommand.write(text, to: path)
             print(path)
         }
     }

@@ -134,37 +134,21 @@ public struct MarkdownWriter: Sendable {
     }
 
     /// Text for inside an HTML block (`<details>`/`<summary>` lines, where GitHub applies no Markdown, so a backslash
-    /// would show): terminal controls and bidi marks neutralised, `& < > "` as entities, one line.
-    static func html(_ text: String) -> String {
-        var out = ""
-        for ch in TextSanitizer.terminalSafe(text, singleLine: true) {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(ch)
-            }
-        }
-        return out
-    }
+    /// would show): the page's own escaping, on one line.
+    static func html(_ text: String) -> String { HTMLEscaping.escape(text, singleLine: true) }
 
-    /// Text from a test or an agent as Markdown that shows it literally: terminal controls and bidi marks
-    /// neutralised, HTML's `& < > "` as entities, Markdown's punctuation backslash-escaped, one line.
+    /// Text from a test or an agent as Markdown that shows it literally: Markdown's punctuation backslash-escaped,
+    /// then the HTML escaping (terminal controls and bidi marks neutralised, `& < > " '` as entities), one line.
     public static func escape(_ text: String) -> String {
-        var out = ""
+        var marked = ""
         for ch in TextSanitizer.terminalSafe(text, singleLine: true) {
             switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
             case "\\", "`", "*", "_", "{", "}", "[", "]", "(", ")", "#", "+", "-", "!", "|", "~":
-                out += "\\" + String(ch)
-            default: out.append(ch)
+                marked += "\\" + String(ch)
+            default: marked.append(ch)
             }
         }
-        return out
+        return html(marked)
     }
 
     /// Text that stops growing at a byte limit: a section is added whole or not at all.
