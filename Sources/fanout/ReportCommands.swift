@@ -6,7 +6,7 @@ import Foundation
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report", abstract: "Write another format of a finished run from its report.json.",
-        subcommands: [Markdown.self, Html.self])
+        subcommands: [Markdown.self, Html.self, Merge.self])
 
     /// Writes a rendered report in one step (a reader never sees half of it).
     static func write(_ text: String, to path: String) throws(FanoutError) {
@@ -58,6 +58,29 @@ struct ReportCommand: AsyncParsableCommand {
                 .appendingPathComponent(ReportPages.htmlFileName).path
             try ReportCommand.write(text, to: path)
             print(path)
+        }
+    }
+
+    struct Merge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Merge the reports of a run's shards (fanout run --shard I/N in N CI jobs) into one report.",
+            discussion: """
+            Writes report.json, junit.xml, summary.md and report.html into --out. Every test appears once. \
+            Exit codes: 0 all passed · 1 test failures · 3 a shard is missing or given twice, a test is in two shards, \
+            or tests did not run (the merge is never green with results missing) · 2 unreadable input.
+            """)
+
+        @Argument(help: "The report.json of every shard, or the folders that hold them.")
+        var reports: [String] = []
+
+        @Option(help: "The folder to write the merged report into.")
+        var out: String
+
+        func run() async throws {
+            let (code, problems) = try ReportPages.merge(reports, into: out)
+            for p in problems { Terminal.err("error: \(p)") }
+            print("Merged \(reports.count) report\(reports.count == 1 ? "" : "s") into \(out) (exit \(code))")
+            throw ExitCode(code)
         }
     }
 }

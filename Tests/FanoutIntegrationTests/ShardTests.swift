@@ -46,6 +46,20 @@ import Testing
         #expect(seen.count == all.count, "no test in two shards")
         #expect(Set(seen) == Set(all), "every test of the unsharded run in some shard")
 
+        // The merge job: one report of the whole run from the shards' folders.
+        let (mc, mo, me) = try await runCLI(["report", "merge", dir.file("s1"), dir.file("s2"), dir.file("s3/report.json"),
+                                             "--out", dir.file("merged")])
+        #expect(mc == 0, "\(mo)\(me)")
+        let merged = ids(try report(dir.file("merged/report.json")))
+        #expect(merged.sorted() == all.sorted(), "the merged report holds the unsharded run's tests, each once")
+        for file in ["junit.xml", "summary.md", "report.html"] {
+            #expect(FileManager.default.fileExists(atPath: dir.file("merged/" + file)), "\(file)")
+        }
+        // A shard that never reported: never green.
+        let (xc, _, xe) = try await runCLI(["report", "merge", dir.file("s1"), dir.file("s3"), "--out", dir.file("partial")])
+        #expect(xc == 3)
+        #expect(xe.contains("shard 2/3 missing"), "\(xe)")
+
         let (pc, plan, perr) = try await runCLI(["plan"] + common + ["--shards", "3"], cwd: dir.path)
         #expect(pc == 0, "\(perr)")
         for i in 1...3 { #expect(plan.contains("\(i)/3"), "\(plan)") }

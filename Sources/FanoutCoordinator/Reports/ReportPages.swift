@@ -1,10 +1,33 @@
 import FanoutCore
+import Foundation
 import FanoutReports
 
 /// The run as a page to open in a browser: the same report.html `fanout run` writes beside report.json.
 public enum ReportPages {
     /// The default file name of the page, for callers that cannot see the writers.
     public static let htmlFileName = HTMLWriter.fileName
+
+    /// `fanout report merge`: the report.json files (or folders holding one) of a run's shards, merged and written
+    /// into `directory` in every format. Returns the merged report's exit code and why it cannot be trusted, if so.
+    public static func merge(_ paths: [String], into directory: String) throws(FanoutError) -> (exitCode: Int32, problems: [String]) {
+        guard !paths.isEmpty else {
+            throw FanoutError("nothing to merge", hint: "Give the report.json of every shard, or the folders that hold them.")
+        }
+        var reports: [RunReport] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            let file = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+                ? path + "/report.json" : path
+            reports.append(try BaselineFile.readReport(file))
+        }
+        let merged = ReportMerger.merge(reports)
+        do {
+            try ReportWriter().write(merged.report, to: URL(fileURLWithPath: directory, isDirectory: true))
+        } catch {
+            throw FanoutError("\(error)", hint: "Choose another folder with --out.")
+        }
+        return (merged.report.exitCode, merged.problems)
+    }
 
     /// The self-contained HTML page of a report.json (`fanout report html --from`).
     public static func html(fromReport path: String) throws(FanoutError) -> String {

@@ -1,0 +1,109 @@
+import struct Foundation.Date
+
+/// Merges the reports of the shards of one run (N CI jobs, `--shard I/N` each) into one report, as if one run had
+/// done it all: every test exactly once, units renumbered so they stay distinct, timings of the slowest shard.
+///
+/// A merge that cannot vouch for every test is never green: a missing shard, a shard given twice, reports of
+/// different splits, or a test reported by two shards are listed in `problems`, written into the report's warnings,
+/// and the exit code is at least 3 (tests missing). Test failures still give 1, as in one run.
+public enum ReportMerger {
+    public struct Merged: Sendable {
+        public var report: RunReport
+        /// Why the merged report cannot be trusted to hold every test once (empty when it can).
+        public var problems: [String]
+    }
+
+    public static func merge(_ reports: [RunReport]) -> Merged {
+        var problems: [String] = []
+        let sharded = reports.compactMap(\.shard)
+        if sharded.count != reports.count, !sharded.isEmpty {
+            problems.append("\(reports.count - sharded.count) of the \(reports.count) reports are of runs that were not sharded")
+        }
+        if let count = sharded.first?.count {
+            if sharded.contains(where: { $0.count != count }) {
+                problems.append("the reports come from different splits: " + Set(sharded.map { "/\($0.count)" }).sorted().joined(separator: ", "))
+            }
+            let indices = sharded.map(\.index)
+            let missing = (1...count).filter { !indices.contains($0) }
+            if !missing.isEmpty { problems.append("shard\(missing.count == 1 ? "" : "s") \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) missing: its tests are not in this report") }
+            let twice = Set(indices.filter { i in indices.filter { $0 == i }.count > 1 }).sorted()
+            if !twice.isEmpty { problems.append("shard\(twice.count == 1 ? "" : "s") \(twice.map { "\($0)/\(count)" }.joined(separator: ", ")) given more than once") }
+        }
+
+        // Units get new ids: each report's ids shifted past the previous reports'.
+        var units: [UnitReport] = [], results: [TestResult] = [], classes: [ClassReport] = []
+        var measurements: [MeasurementRecord] = [], warnings: [String] = [], agents: [AgentInfo] = []
+        var steals: [StealReport] = []
+        var seen: [String: Int] = [:]
+        var offset = 0
+        for (n, report) in reports.enumerated() {
+            let label = report.shard.map { "shard \($0)" } ?? "report \(n + 1)"
+            let shift = { (id: Int) in id + offset }
+            units += report.units.map { u in
+                var u = u
+                u.id = shift(u.id)
+                u.takenFrom = u.takenFrom.map(shift)
+                return u
+            }
+            for result in report.results {
+                let key = result.destination + "|" + result.id.description
+                if let first = seen[key] {
+                    problems.append("\(result.id) on \(result.destination) is in \(reports[first].shard.map { "shard \($0)" } ?? "report \(first + 1)") and \(label)")
+                    continue
+                }
+                seen[key] = n
+                var r = result
+                r.attempts = r.attempts.map { a in
+                    var a = a
+                    a.unit = shift(a.unit)
+                    return a
+                }
+                results.append(r)
+            }
+            classes += report.classes
+            measurements += report.measurements
+            warnings += report.warnings.map { "\(label): \($0)" }
+            agents += report.agents.map { a in
+                var a = a
+                if reports.count > 1 { a.name = "\(label): \(a.name)" }
+                return a
+            }
+            steals += (report.steals ?? []).map { s in
+                var s = s
+                s.from = shift(s.from)
+                s.to = s.to.map(shift)
+                return s
+            }
+            offset += (report.units.map(\.id).max() ?? 0)
+        }
+        results.sort { ($0.destination, $0.id) < ($1.destination, $1.id) }
+        warnings = problems + warnings
+
+        let counts = Counts(results.map(\.outcome))
+        var exit: Int32 = counts.failures > 0 ? 1 : (counts.notRun > 0 ? 3 : 0)
+        if !problems.isEmpty, exit == 0 { exit = 3 }
+        for r in reports where r.interrupted || [130, 143].contains(r.exitCode) { exit = max(exit, r.exitCode) }
+        // A shard that failed for another reason (exit 2: bad input, nothing ran) fails the merge too.
+        if exit == 0, let worst = reports.map(\.exitCode).filter({ $0 != 0 }).max() { exit = worst }
+
+        let first = reports.min { $0.startedAt < $1.startedAt }
+        let timings = reports.map(\.timing)
+        let timing = Timing(wall: timings.map(\.wall).max() ?? 0, preparation: timings.map(\.preparation).max() ?? 0,
+                            makespan: timings.map(\.makespan).max() ?? 0, lowerBound: timings.map(\.lowerBound).max() ?? 0)
+        var report = RunReport(
+            runID: (first?.runID ?? "merged") + (reports.count > 1 ? "+\(reports.count - 1)" : ""),
+            fanoutVersion: first?.fanoutVersion ?? "", startedAt: first?.startedAt ?? Date(timeIntervalSince1970: 0),
+            finishedAt: reports.map(\.finishedAt).max() ?? Date(timeIntervalSince1970: 0),
+            interrupted: reports.contains(where: \.interrupted), product: first?.product ?? ProductInfo(package: nil, bundle: ""),
+            destinations: reports.flatMap(\.destinations).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } },
+            agents: agents,
+            plan: PlanReport(slots: reports.reduce(0) { $0 + $1.plan.slots },
+                             lowerBound: reports.map(\.plan.lowerBound).max() ?? 0,
+                             predictedMakespan: reports.map(\.plan.predictedMakespan).max() ?? 0,
+                             totalEstimate: reports.reduce(0) { $0 + $1.plan.totalEstimate }),
+            units: units, classes: classes, results: results, measurements: measurements, warnings: warnings,
+            timing: timing, exitCode: exit)
+        report.steals = steals.isEmpty ? nil : steals
+        return Merged(report: report, problems: problems)
+    }
+}
