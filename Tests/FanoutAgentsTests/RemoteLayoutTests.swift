@@ -74,8 +74,8 @@ import Testing
         #expect(ready == "no\n")
     }
 
-    @Test func evictionKeepsTheNewestAndTheCurrent() async throws {
-        _ = await sh(layout.prepareRun)
+    /// Four installed bundles, the first last used on 2020-01-01, the next on the 2nd, and so on.
+    func installFourBundlesUsedOnSuccessiveDays() async throws -> [String] {
         var shas: [String] = []
         for i in 0..<4 {
             let (tar, sha) = try await makeArchive(["f": "content \(i)"])
@@ -83,6 +83,12 @@ import Testing
             _ = await sh("touch -d '2020-01-0\(i + 1)' \(ShellQuote.quote(layout.bundle(sha) + "/.complete"))")
             shas.append(sha)
         }
+        return shas
+    }
+
+    @Test func evictionKeepsTheNewestAndTheCurrent() async throws {
+        _ = await sh(layout.prepareRun)
+        let shas = try await installFourBundlesUsedOnSuccessiveDays()
         // Keep 2: the two newest (3, 2) stay; 0 is current, so it stays too; 1 goes.
         _ = await sh(layout.evict(keep: 2, current: shas[0]))
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: layout.bundles).filter { !$0.hasPrefix(".") })
@@ -270,13 +276,7 @@ import Testing
         let other = try layout(run: "run-2")
         _ = await sh(layout.prepareRun)
         _ = await sh(other.prepareRun)
-        var shas: [String] = []
-        for i in 0..<4 {
-            let (tar, sha) = try await makeArchive(["f": "content \(i)"])
-            _ = await sh(layout.install(sha: sha, archive: tar))
-            _ = await sh("touch -d '2020-01-0\(i + 1)' \(ShellQuote.quote(layout.bundle(sha) + "/.complete"))")
-            shas.append(sha)
-        }
+        let shas = try await installFourBundlesUsedOnSuccessiveDays()
         // run-2 is using the oldest bundle: it just marked it.
         _ = await sh(other.bundleReady(shas[0]))
         _ = await sh("touch -d '2020-01-01' \(ShellQuote.quote(layout.bundle(shas[0]) + "/.complete"))")

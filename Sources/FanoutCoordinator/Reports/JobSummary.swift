@@ -10,18 +10,21 @@ public enum JobSummary {
         MarkdownWriter().render(try BaselineFile.readReport(path))
     }
 
-    /// Appends the run's summary to the file GitHub Actions names in `GITHUB_STEP_SUMMARY`, when it does. Returns a
-    /// warning when that file cannot be written (the run's verdict never depends on it).
-    static func publish(_ report: RunReport, environment: [String: String]) -> String? {
-        guard let path = environment["GITHUB_STEP_SUMMARY"], !path.isEmpty else { return nil }
-        let text = MarkdownWriter().render(report)
+    /// Appends the summary.md just written (the same bytes, not rendered again) to the file GitHub Actions names in
+    /// `GITHUB_STEP_SUMMARY`, when it does. Returns a warning when that fails (the run's verdict never depends on it).
+    static func publish(from files: [URL], environment: [String: String]) -> String? {
+        guard let path = environment["GITHUB_STEP_SUMMARY"], !path.isEmpty,
+              let summary = files.first(where: { $0.lastPathComponent == MarkdownWriter.fileName }) else { return nil }
+        guard let text = try? Data(contentsOf: summary) else {
+            return "the job summary could not be written to GITHUB_STEP_SUMMARY: \(summary.path) cannot be read"
+        }
         guard let handle = FileHandle(forWritingAtPath: path) else {
             return "the job summary could not be written to GITHUB_STEP_SUMMARY (\(path)): it cannot be opened for writing"
         }
         defer { try? handle.close() }
         do {
             try handle.seekToEnd()
-            try handle.write(contentsOf: Data(text.utf8))
+            try handle.write(contentsOf: text)
         } catch {
             return "the job summary could not be written to GITHUB_STEP_SUMMARY (\(path)): \(error.localizedDescription)"
         }

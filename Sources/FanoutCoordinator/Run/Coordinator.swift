@@ -487,7 +487,7 @@ public final class Coordinator: Sendable {
 
         do {
             let files = try ReportWriter().write(report, to: directory)
-            if let problem = JobSummary.publish(report, environment: ProcessInfo.processInfo.environment) {
+            if let problem = JobSummary.publish(from: files, environment: ProcessInfo.processInfo.environment) {
                 progress(.warning(problem))
             }
             return RunOutcome(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
