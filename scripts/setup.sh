@@ -14,6 +14,7 @@ command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/bench.sh arithmetic
 command -v chromium >/dev/null 2>&1 || need+=(chromium)           # the tests open report.html in a real (headless) browser
+command -v groff >/dev/null 2>&1 || need+=(groff-base)           # the tests render the installed man page
 
 if ((${#need[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

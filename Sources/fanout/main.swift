@@ -38,4 +38,5 @@ extension AgentsCommand.Check: AsyncRunnable { mutating func runAsync() async th
 extension HistoryCommand.Flaky: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension ReportCommand.Markdown: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension ReportCommand.Html: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension InitCommand: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension ReportCommand.Merge: AsyncRunnable { mutating func runAsync() async throws { try await run() } }

@@ -1,0 +1,38 @@
+import ArgumentParser
+import FanoutCoordinator
+import Foundation
+
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Write a commented fanout.yml for the Swift package in this folder (its test product, slots, agents as comments).")
+
+    @Option(help: "The package's folder (default: the current folder).")
+    var package = "."
+
+    @Flag(help: "Replace an existing fanout.yml.")
+    var force = false
+
+    @Flag(help: "Print the file instead of writing it.")
+    var stdout = false
+
+    func run() async throws {
+        let found = try await ConfigTemplate.inspect(folder: package)
+        let text = ConfigTemplate(package: found, slots: ProcessInfo.processInfo.activeProcessorCount).render()
+        if stdout {
+            print(text, terminator: "")
+            return
+        }
+        let path = URL(fileURLWithPath: package).appendingPathComponent(ConfigFile.defaultName).standardizedFileURL.path
+        if FileManager.default.fileExists(atPath: path), !force {
+            throw FanoutError("\(path) already exists", hint: "Keep it, or pass --force to replace it (--stdout prints the new one).")
+        }
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw FanoutError("cannot write \(path): \(error.localizedDescription)", hint: "Check the folder's permissions.")
+        }
+        print("wrote \(path) for \(found.name) (test targets: \(found.testTargets.joined(separator: ", ")))")
+        print("next: `fanout plan` to see the split, `fanout run` to run it")
+    }
+}
