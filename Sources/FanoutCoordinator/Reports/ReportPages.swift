@@ -13,12 +13,15 @@ public enum ReportPages {
         guard !paths.isEmpty else {
             throw FanoutError("nothing to merge", hint: "Give the report.json of every shard, or the folders that hold them.")
         }
-        var reports: [RunReport] = []
-        for path in paths {
+        let files = paths.map { path in
             var isDirectory: ObjCBool = false
-            let file = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
                 ? path + "/report.json" : path
-            reports.append(try BaselineFile.readReport(file))
+        }
+        // Decoding dominates merging the shards of a large suite: the files are decoded at once.
+        var reports: [RunReport] = []
+        for read in Parallel.map(files, { file in Result { () throws(FanoutError) in try BaselineFile.readReport(file) } }) {
+            reports.append(try read.get())
         }
         let merged = ReportMerger.merge(reports)
         do {

@@ -34,7 +34,9 @@ public enum ReportMerger {
         var units: [UnitReport] = [], results: [TestResult] = [], classes: [ClassReport] = []
         var measurements: [MeasurementRecord] = [], warnings: [String] = [], agents: [AgentInfo] = []
         var steals: [StealReport] = []
-        var seen: [String: Int] = [:]
+        struct Key: Hashable { var destination: String; var id: TestID }
+        var seen: [Key: Int] = [:]
+        seen.reserveCapacity(reports.reduce(0) { $0 + $1.results.count })
         var offset = 0
         for (n, report) in reports.enumerated() {
             let label = report.shard.map { "shard \($0)" } ?? "report \(n + 1)"
@@ -46,7 +48,7 @@ public enum ReportMerger {
                 return u
             }
             for result in report.results {
-                let key = result.destination + "|" + result.id.description
+                let key = Key(destination: result.destination, id: result.id)
                 if let first = seen[key] {
                     problems.append("\(result.id) on \(result.destination) is in \(reports[first].shard.map { "shard \($0)" } ?? "report \(first + 1)") and \(label)")
                     continue
