@@ -202,8 +202,14 @@ public struct JUnitHistoryReader: Sendable {
             throw .notJUnit(path: path, detail: "not well-formed XML at line \(parser.lineNumber), column "
                             + "\(parser.columnNumber)\(code); it may be truncated")
         }
-        guard let root = reader.root, root == "testsuites" || root == "testsuite" else {
-            throw .notJUnit(path: path, detail: "its root element is <\(reader.root ?? "")>, not <testsuites> or "
+        // XMLParser on Linux reports success for a document that just stops: an upload or download cut short.
+        guard reader.open.isEmpty else {
+            throw .notJUnit(path: path, detail: "it was cut short: <\(reader.open.joined(separator: "><"))> never "
+                            + "closed")
+        }
+        guard let root = reader.root else { throw .notJUnit(path: path, detail: "it is empty") }
+        guard root == "testsuites" || root == "testsuite" else {
+            throw .notJUnit(path: path, detail: "its root element is <\(root)>, not <testsuites> or "
                             + "<testsuite>")
         }
         return reader.parsed
@@ -213,7 +219,8 @@ public struct JUnitHistoryReader: Sendable {
     private final class Reader: NSObject, XMLParserDelegate {
         var parsed = Parsed()
         var root: String?
-        private var stack: [String] = []
+        /// The elements open at this point of the document (all closed at its end, if it is whole).
+        private(set) var open: [String] = []
         /// The `destination` property of each open `<testsuite>` (nil when it has none).
         private var suiteDestinations: [String?] = []
         private var current: TestCase?
@@ -221,15 +228,15 @@ public struct JUnitHistoryReader: Sendable {
         func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?,
                     qualifiedName: String?, attributes: [String: String] = [:]) {
             if root == nil { root = element }
-            let parent = stack.last
-            stack.append(element)
+            let parent = open.last
+            open.append(element)
             switch element {
             case "testsuite":
                 suiteDestinations.append(suiteDestinations.last ?? nil)
                 if let stamp = attributes["timestamp"], let date = ISO8601Timestamp.date(from: stamp) {
                     parsed.timestamps.append(date)
                 }
-            case "property" where stack.dropLast().suffix(2) == ["testsuite", "properties"]:
+            case "property" where open.dropLast().suffix(2) == ["testsuite", "properties"]:
                 if attributes["name"] == "destination", let value = attributes["value"], !value.isEmpty,
                    !suiteDestinations.isEmpty {
                     suiteDestinations[suiteDestinations.count - 1] = value
@@ -255,7 +262,7 @@ public struct JUnitHistoryReader: Sendable {
 
         func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?,
                     qualifiedName: String?) {
-            stack.removeLast()
+            open.removeLast()
             switch element {
             case "testsuite":
                 suiteDestinations.removeLast()
