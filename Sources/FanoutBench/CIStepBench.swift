@@ -189,15 +189,10 @@ enum SyntheticReport {
         return report
     }
 
-    /// report.json's encoding (FanoutReports' JSONReportWriter): sorted keys, ISO-8601 dates with milliseconds.
+    /// report.json's encoding: Core's JSON conventions (dates, NaN), keys sorted, one line (as a report this large is).
     static func encode(_ report: RunReport) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(style.format(date))
-        }
+        let encoder = JSONConventions.encoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(report)
     }
 }

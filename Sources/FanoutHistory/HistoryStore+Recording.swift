@@ -7,71 +7,78 @@ extension HistoryStore {
     /// and its measurements. Recording the same `runID` again replaces the earlier copy, so re-importing a report
     /// never counts its timings twice. Runs beyond ``retention`` are pruned in the same transaction.
     public func record(_ report: RunReport) throws(HistoryError) {
+        let run = HistoryRun(report)
         try write("record run \(report.runID)") { db in
             // ON DELETE CASCADE removes the rows of an earlier copy of this run.
-            try db.execute(sql: "DELETE FROM runs WHERE run_id = ?", arguments: [report.runID])
-            let run = try Self.insertRun(report, db)
-            try Self.insertUnits(report, run: run, db)
-            try Self.insertClasses(report, run: run, db)
-            try Self.insertResults(report, run: run, db)
-            try Self.insertMeasurements(report, run: run, db)
+            try db.execute(sql: "DELETE FROM runs WHERE run_id = ?", arguments: [run.runID])
+            var keys = TestKeys(db)
+            try Self.insert(run, keys: &keys, db)
             if retention > 0 {
                 try Self.prune(keeping: retention, db)
             }
         }
     }
 
+    /// The rows of one run; the caller has made sure no run with its id is stored.
+    static func insert(_ run: HistoryRun, keys: inout TestKeys, _ db: Database) throws {
+        let key = try insertRun(run, db)
+        try insertUnits(run, run: key, db)
+        try insertClasses(run, run: key, db)
+        try insertResults(run, run: key, keys: &keys, db)
+        try insertMeasurements(run, run: key, db)
+    }
+
     /// Returns the integer key the other tables use for this run.
-    private static func insertRun(_ report: RunReport, _ db: Database) throws -> Int64 {
-        let counts = report.counts
+    private static func insertRun(_ run: HistoryRun, _ db: Database) throws -> Int64 {
+        let counts = run.counts
         try db.execute(sql: """
             INSERT INTO runs (run_id, started_at, finished_at, fanout_version, exit_code, interrupted, destinations,
                 slots, wall, preparation, makespan, lower_bound, predicted_makespan, planned_lower_bound,
                 total_estimate, total, passed, flaky, failed, skipped, crashed, timed_out, not_run)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [
-                report.runID, report.startedAt, report.finishedAt, report.fanoutVersion, Int(report.exitCode),
-                report.interrupted, try json(report.destinations), report.plan.slots, report.timing.wall,
-                report.timing.preparation, report.timing.makespan, report.timing.lowerBound,
-                report.plan.predictedMakespan, report.plan.lowerBound, report.plan.totalEstimate,
+                run.runID, run.startedAt, run.finishedAt, run.fanoutVersion, Int(run.exitCode),
+                run.interrupted, try json(run.destinations), run.slots, run.wall,
+                run.preparation, run.makespan, run.lowerBound,
+                run.predictedMakespan, run.plannedLowerBound, run.totalEstimate,
                 counts.total, counts.passed, counts.flaky, counts.failed, counts.skipped, counts.crashed,
                 counts.timedOut, counts.notRun,
             ])
         return db.lastInsertedRowID
     }
 
-    private static func insertUnits(_ report: RunReport, run: Int64, _ db: Database) throws {
+    private static func insertUnits(_ run: HistoryRun, run key: Int64, _ db: Database) throws {
         // OR REPLACE: a report that lists a unit twice keeps its last entry rather than losing the whole run.
         let statement = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO unit_runs (run, unit_id, destination, framework, agent, slot, suites, test_count,
                 estimate, started_at, duration, ending)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for unit in report.units {
+        for unit in run.units {
             try statement.execute(arguments: [
-                run, unit.id, unit.destination, unit.framework.rawValue, unit.agent, unit.slot,
+                key, unit.id, unit.destination, unit.framework.rawValue, unit.agent, unit.slot,
                 try json(unit.suites), unit.testCount, unit.estimate, unit.startedAt, unit.duration, unit.ending,
             ])
         }
     }
 
-    private static func insertClasses(_ report: RunReport, run: Int64, _ db: Database) throws {
+    private static func insertClasses(_ run: HistoryRun, run key: Int64, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO class_runs (run, destination, framework, module, suite, test_count, estimate,
                 estimate_source, actual, outcome, timing_complete, agent)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for entry in report.classes {
+        for entry in run.classes {
             try statement.execute(arguments: [
-                run, entry.destination, entry.framework.rawValue, entry.suite.module, entry.suite.name,
+                key, entry.destination, entry.framework.rawValue, entry.module, entry.suite,
                 entry.testCount, entry.estimate, entry.estimateSource, entry.actual, entry.outcome.rawValue,
-                entry.timingIsComplete, entry.agent,
+                entry.timingComplete, entry.agent,
             ])
         }
     }
 
-    private static func insertResults(_ report: RunReport, run: Int64, _ db: Database) throws {
-        var keys = TestKeys(db)
+    private static func insertResults(_ run: HistoryRun, run key: Int64, keys: inout TestKeys,
+                                      _ db: Database) throws {
         let insertResult = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO test_results (run, destination, test, framework, outcome, attempt_count)
             VALUES (?, ?, ?, ?, ?, ?)
@@ -81,38 +88,37 @@ extension HistoryStore {
                 failure)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for test in report.results {
-            let key = try keys.key(for: test.id)
+        for test in run.tests {
+            let testKey = try keys.key(for: test.id)
             try insertResult.execute(arguments: [
-                run, test.destination, key, test.framework.rawValue, test.outcome.rawValue, test.attempts.count,
+                key, test.destination, testKey, test.framework.rawValue, test.outcome.rawValue, test.attempts.count,
             ])
             for (index, attempt) in test.attempts.enumerated() {
                 try insertAttempt.execute(arguments: [
-                    run, test.destination, key, index, attempt.outcome.rawValue, attempt.duration, attempt.agent,
-                    attempt.unit, attempt.issues.first(where: \.isFailure)?.message,
+                    key, test.destination, testKey, index, attempt.outcome.rawValue, attempt.duration, attempt.agent,
+                    attempt.unit, attempt.failure,
                 ])
             }
         }
     }
 
-    private static func insertMeasurements(_ report: RunReport, run: Int64, _ db: Database) throws {
+    private static func insertMeasurements(_ run: HistoryRun, run key: Int64, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO measurements (run, destination, agent, module, suite, name, metric, unit, identifier,
                 samples, average, rsd, max_rsd, max_std)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for record in report.measurements {
-            let m = record.measurement
+        for m in run.measurements {
             try statement.execute(arguments: [
-                run, record.destination, record.agent, m.test.suite.module, m.test.suite.name, m.test.name,
-                m.metric, m.unit, m.identifier, try json(m.values), m.average, m.relativeStandardDeviation,
-                m.maxPercentRelativeStandardDeviation, m.maxStandardDeviation,
+                key, m.destination, m.agent, m.module, m.suite, m.name, m.metric, m.unit, m.identifier,
+                try json(m.samples), m.average, m.relativeStandardDeviation, m.maxRelativeStandardDeviation,
+                m.maxStandardDeviation,
             ])
         }
     }
 
     /// Deletes all but the newest `count` runs, then the test names no remaining run refers to.
-    private static func prune(keeping count: Int, _ db: Database) throws {
+    static func prune(keeping count: Int, _ db: Database) throws {
         try db.execute(sql: """
             DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?)
             """, arguments: [count])
@@ -121,8 +127,8 @@ extension HistoryStore {
     }
 }
 
-/// Integer keys of test names, created on first sight and remembered for the rest of one recording.
-private struct TestKeys {
+/// Integer keys of test names, created on first sight and remembered for the rest of one transaction.
+struct TestKeys {
     let db: Database
     var known: [TestID: Int64] = [:]
 

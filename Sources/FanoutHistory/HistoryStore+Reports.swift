@@ -8,23 +8,28 @@ extension HistoryStore {
             try Row.fetchAll(db, sql: """
                 SELECT * FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?
                 """, arguments: [limit]).map { row in
-                var counts = Counts()
-                counts.total = row["total"]
-                counts.passed = row["passed"]
-                counts.flaky = row["flaky"]
-                counts.failed = row["failed"]
-                counts.skipped = row["skipped"]
-                counts.crashed = row["crashed"]
-                counts.timedOut = row["timed_out"]
-                counts.notRun = row["not_run"]
-                return RunSummary(
+                RunSummary(
                     runID: row["run_id"], startedAt: row["started_at"], finishedAt: row["finished_at"],
                     destinations: decodeJSON([String].self, from: row["destinations"]) ?? [],
-                    counts: counts, slots: row["slots"], wall: row["wall"], makespan: row["makespan"],
+                    counts: Self.counts(of: row), slots: row["slots"], wall: row["wall"], makespan: row["makespan"],
                     lowerBound: row["lower_bound"], predictedMakespan: row["predicted_makespan"],
                     exitCode: Int32(truncatingIfNeeded: row["exit_code"] as Int), interrupted: row["interrupted"])
             }
         }
+    }
+
+    /// The outcome counts of a `runs` row.
+    static func counts(of row: Row) -> Counts {
+        var counts = Counts()
+        counts.total = row["total"]
+        counts.passed = row["passed"]
+        counts.flaky = row["flaky"]
+        counts.failed = row["failed"]
+        counts.skipped = row["skipped"]
+        counts.crashed = row["crashed"]
+        counts.timedOut = row["timed_out"]
+        counts.notRun = row["not_run"]
+        return counts
     }
 
     /// Per class and destination, the figures of its newest `window` counted runs (the samples estimates use),

@@ -116,7 +116,8 @@ struct List: AsyncParsableCommand {
 
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "history", abstract: "Look at the timing history.", subcommands: [Show.self, Flaky.self])
+        commandName: "history", abstract: "Look at the timing history, or carry it between CI jobs.",
+        subcommands: [Show.self, Flaky.self, Export.self, Import.self])
 
     struct Flaky: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Tests by flake rate over recent runs.")
@@ -147,6 +148,93 @@ struct HistoryCommand: AsyncParsableCommand {
         func run() async throws {
             print(try Inspector.historyTables(path: history, destination: destination, limit: limit)
                 .map { $0.rendered() }.joined(separator: "\n\n"))
+        }
+    }
+}
+
+extension HistoryCommand {
+    /// `--config` and `--history` of export and import: the history file a `fanout run` here would use.
+    struct Location: ParsableArguments {
+        @Option(help: "The config file (default: ./fanout.yml when it exists); its `history:` is the default history.")
+        var config: String?
+
+        @Option(help: "The timing history database (default: the config's `history:`, else .fanout/history.sqlite).")
+        var history: String?
+
+        func settings() throws -> (RunSettings, historyPath: String) {
+            let settings = try CommonOptions.fileSettings(config: config)
+            return (settings, history ?? settings.historyPath)
+        }
+    }
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the timing history to a portable file (versioned JSON) to cache as a CI artifact.",
+            discussion: """
+            The file holds every run the history keeps (class and test times, outcomes, attempts, measurements) and \
+            is read back by `fanout history import`, also by later Fanout versions. It is written to a temporary \
+            file and renamed, so a reader never sees half of it. Format: docs/history-format.md. \
+            Exit codes: 0 written · 2 no history, or the file cannot be written · 3 the history cannot be read.
+            """)
+
+        @OptionGroup var location: Location
+
+        @Option(help: "The file to write.")
+        var out: String
+
+        @Option(help: "Only the newest N runs (default: all the history keeps).")
+        var runs: Int?
+
+        func run() async throws {
+            let historyPath = try location.settings().historyPath
+            let count = try HistoryTransfer.export(historyPath: historyPath, to: out, runs: runs)
+            print("exported \(count) run\(count == 1 ? "" : "s") to \(out)")
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Merge history exports (e.g. of N shard jobs), or seed timings from JUnit XML, into the history.",
+            discussion: """
+            A run the history already has (same run id) is skipped, so importing a file twice, or exports that share \
+            runs, adds each run once; the history keeps its newest 200 runs. With --junit, each JUnit file \
+            (`swift test --parallel --xunit-output FILE`, another tool's report, or Fanout's junit.xml) becomes one \
+            run whose test and class times plan the next `fanout run`. All files are checked first and the import \
+            is one transaction: on any error the history is unchanged. \
+            Exit codes: 0 imported · 2 a file is missing, not an export (or not JUnit), truncated or of a newer \
+            format · 3 the history cannot be written.
+            """)
+
+        @OptionGroup var location: Location
+
+        @Flag(help: "The files are JUnit XML reports, not history exports.")
+        var junit = false
+
+        @Option(help: ArgumentHelp("With --junit: the destination the times belong to (default: the suite's "
+            + "`destination` property in Fanout's junit.xml, else the destination `fanout run` uses: `local`, or the "
+            + "config's only one)."))
+        var destination: String?
+
+        @Argument(help: "Files written by `fanout history export` (or JUnit XML files with --junit).")
+        var files: [String] = []
+
+        func run() async throws {
+            let (settings, historyPath) = try location.settings()
+            let outcome: HistoryTransfer.Outcome
+            if junit {
+                if let destination { try HistoryTransfer.checkDestination(destination, settings) }
+                let fallback = try destination ?? HistoryTransfer.defaultDestination(settings)
+                outcome = try HistoryTransfer.importJUnit(files, historyPath: historyPath, destination: destination,
+                                                          defaultDestination: fallback)
+            } else {
+                guard destination == nil else {
+                    throw FanoutError("--destination applies to --junit only",
+                                      hint: "History exports carry the destination of every run.")
+                }
+                outcome = try HistoryTransfer.importExports(files, historyPath: historyPath)
+            }
+            for warning in outcome.warnings { Terminal.err("warning: \(warning)") }
+            print(outcome.summary.description + " into \(historyPath)")
         }
     }
 }

@@ -36,6 +36,8 @@ extension List: AsyncRunnable { mutating func runAsync() async throws { try awai
 extension HistoryCommand.Show: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension AgentsCommand.Check: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension HistoryCommand.Flaky: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension HistoryCommand.Export: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
+extension HistoryCommand.Import: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension ReportCommand.Markdown: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension ReportCommand.Html: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
 extension InitCommand: AsyncRunnable { mutating func runAsync() async throws { try await run() } }

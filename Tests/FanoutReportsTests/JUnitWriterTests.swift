@@ -155,6 +155,46 @@ import FoundationXML
         #expect(reruns.first?.elements(forName: "system-err").first?.stringValue == "abort()")
     }
 
+    /// What CI systems read besides the counts: the shard of a sharded run and the agents on every suite,
+    /// `classname="Module.Class"`, `file`/`line` on a failure, and Surefire's `rerunFailure` for earlier attempts.
+    @Test func shardAgentsAndTheAttributesCIReadsAreOnEverySuite() throws {
+        var b = ReportBuilder()
+        b.unit(1, agent: "linux-1")
+        b.unit(2, agent: "linux-2")
+        b.passed("AppTests.LoginTests/testA", unit: 1)
+        b.result("AppTests.LoginTests/testB", .failed, attempts: [
+            Attempt(outcome: .failed, duration: 1, issues: [Issue(kind: .assertion, message: "first")], unit: 1,
+                    agent: "linux-1"),
+            Attempt(outcome: .failed, duration: 1,
+                    issues: [Issue(kind: .assertion, message: "again",
+                                   location: SourceLocation(file: "Tests/AppTests/LoginTests.swift", line: 42))],
+                    unit: 2, agent: "linux-2"),
+        ])
+        b.passed("CoreTests.MathTests/testAdd", unit: 2)
+        var report = b.build()
+        report.shard = Shard(index: 2, count: 4)
+        let doc = try document(report)
+        for suite in try XMLTestSupport.elements(doc, "/testsuites/testsuite") {
+            let name = try #require(attr(suite, "name"))
+            func property(_ key: String) throws -> [String?] {
+                try XMLTestSupport.elements(doc, "//testsuite[@name='\(name)']/properties/property[@name='\(key)']")
+                    .map { attr($0, "value") }
+            }
+            #expect(try property("shard") == ["2/4"], "\(name)")
+            #expect(try property("fanout.run-id") == [report.runID], "\(name)")
+            #expect(try property("agents") == [name.hasSuffix("AppTests") ? "linux-1, linux-2" : "linux-2"], "\(name)")
+        }
+        let failed = try testcase(doc, classname: "AppTests.LoginTests", name: "testB")
+        #expect(attr(failed, "file") == "Tests/AppTests/LoginTests.swift" && attr(failed, "line") == "42")
+        #expect(attr(failed.elements(forName: "failure").first, "message") == "again")
+        let rerun = try #require(failed.elements(forName: "rerunFailure").first)
+        #expect(attr(rerun, "message") == "first")
+
+        report.shard = nil
+        #expect(try XMLTestSupport.elements(try document(report), "//property[@name='shard']").isEmpty,
+                "no shard property on a run that was not sharded")
+    }
+
     @Test func eachUnitLogAppearsOnceAtSuiteLevel() throws {
         let doc = try document(report)
         let suiteOutputs = try XMLTestSupport.elements(doc, "/testsuites/testsuite/system-out")

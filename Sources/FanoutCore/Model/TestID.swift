@@ -21,6 +21,10 @@ public struct SuiteID: Hashable, Codable, Sendable, Comparable, CustomStringConv
     /// `Module.Class`, the form filters match and XCTest selectors take.
     public var description: String { "\(module).\(name)" }
 
+    /// The suite name of Swift Testing functions declared outside any suite, so they still belong to a class-like
+    /// unit (`Module.(top level)/free()`).
+    public static let swiftTestingTopLevel = "(top level)"
+
     public static func < (lhs: SuiteID, rhs: SuiteID) -> Bool {
         (lhs.module, lhs.name) < (rhs.module, rhs.name)
     }

@@ -67,34 +67,13 @@ public struct JSONReportWriter: Sendable {
     // MARK: - Coding configuration
 
     static func encoder(indented: Bool = true) -> JSONEncoder {
-        let encoder = JSONEncoder()
+        let encoder = JSONConventions.encoder()
         encoder.outputFormatting = indented ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             : [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(ISO8601Timestamp.string(from: date))
-        }
-        // A NaN (e.g. the deviation of an empty measurement) must not make the whole report unwritable.
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         return encoder
     }
 
-    static func decoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            guard let date = ISO8601Timestamp.date(from: text) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "'\(text)' is not an ISO-8601 date like 2024-05-01T12:00:00.000Z")
-            }
-            return date
-        }
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        return decoder
-    }
+    static func decoder() -> JSONDecoder { JSONConventions.decoder() }
 
     /// Only the version, read first so that a report of another version fails with "version N" instead of with
     /// whichever field happened to change.
@@ -102,40 +81,7 @@ public struct JSONReportWriter: Sendable {
         var schemaVersion: Int?
     }
 
-    /// `results[3].outcome: ...`: the place in the file, then what was wrong there.
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            var text = ""
-            for key in keys {
-                if let index = key.intValue {
-                    text += "[\(index)]"
-                } else {
-                    text += (text.isEmpty ? "" : ".") + key.stringValue
-                }
-            }
-            return text.isEmpty ? "top level" : text
-        }
-        switch error {
-        case .typeMismatch(let type, let context):
-            return "\(path(context.codingPath)): expected \(type); \(context.debugDescription)"
-        case .valueNotFound(let type, let context):
-            return "\(path(context.codingPath)): missing \(type) value"
-        case .keyNotFound(let key, let context):
-            return "\(path(context.codingPath + [key])): required field is missing"
-        case .dataCorrupted(let context):
-            let underlying = context.underlyingError.map { " (\($0.localizedDescription))" } ?? ""
-            return "\(path(context.codingPath)): \(context.debugDescription)\(underlying)"
-        @unknown default:
-            return "\(error)"
-        }
-    }
+    static func describe(_ error: DecodingError) -> String { JSONConventions.describe(error) }
 
-    static func describeIOError(_ error: any Error) -> String {
-        let ns = error as NSError
-        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if ns.domain == NSCocoaErrorDomain, ns.code == NSFileReadNoSuchFileError { return "no such file" }
-        return ns.localizedDescription
-    }
+    static func describeIOError(_ error: any Error) -> String { JSONConventions.describeIOError(error) }
 }

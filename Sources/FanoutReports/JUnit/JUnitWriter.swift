@@ -6,7 +6,8 @@ import struct Foundation.Date
 /// Jenkins, GitLab, GitHub test-report actions, Buildkite and CircleCI.
 ///
 /// Shape:
-/// - one `<testsuite>` per (destination, module), named `destination/module`, with a `destination` property;
+/// - one `<testsuite>` per (destination, module), named `destination/module`, with `destination`, `module`,
+///   `fanout.run-id`, `agents` (the agents that ran its tests) and, for a sharded run, `shard` (`2/4`) properties;
 /// - one `<testcase classname="Module.Class" name="test">` per test and destination; with several destinations the
 ///   name gets a ` [destination]` suffix, because Jenkins and the GitHub reporters key tests by classname and name
 ///   only and would otherwise merge or drop the second destination's result;
@@ -72,6 +73,8 @@ public struct JUnitWriter: Sendable {
                           ("fanout.run-id", context.report.runID)]
         let agents = Set(units.map(\.agent)).sorted()
         if !agents.isEmpty { properties.append(("agents", agents.joined(separator: ", "))) }
+        // A sharded run's suites say which of the N CI jobs ran them (`--shard I/N`).
+        if let shard = context.report.shard { properties.append(("shard", shard.description)) }
         for (name, value) in properties {
             xml.element("property", [("name", name), ("value", value)])
         }

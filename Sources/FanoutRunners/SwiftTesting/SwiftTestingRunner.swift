@@ -58,7 +58,7 @@ public struct SwiftTestingRunner: TestRunner {
 /// How Swift Testing spells ids: `Module.Suite/Nested/test(a:)/File.swift:12:5` (the location is optional).
 enum SwiftTestingNames {
     /// Top-level test functions (outside any suite) get this suite name so they still belong to a class-like unit.
-    static let topLevelSuite = "(top level)"
+    static let topLevelSuite = SuiteID.swiftTestingTopLevel
 
     /// The id of a test as Swift Testing spells it, without the source location.
     static func id(_ test: TestID) -> String {

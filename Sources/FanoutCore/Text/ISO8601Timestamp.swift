@@ -3,10 +3,11 @@ import struct Foundation.Date
 /// ISO-8601 timestamps in UTC, written and read by hand. Foundation's styles truncate instead of round
 /// (`.123` comes back as `.122`), so a report would not survive a round trip; this keeps milliseconds exactly:
 /// any date that is a whole number of milliseconds since 1970 reads back equal to the one written.
-enum ISO8601Timestamp {
+/// Shared by report.json, junit.xml and the portable history export (FanoutHistory).
+public enum ISO8601Timestamp {
     /// `2024-05-01T12:00:00.250Z`; with `milliseconds: false`, `2024-05-01T12:00:00Z`; with `zone: false` the
     /// trailing `Z` is left out (JUnit's schema wants a timestamp without a zone; it is still UTC).
-    static func string(from date: Date, milliseconds: Bool = true, zone: Bool = true) -> String {
+    public static func string(from date: Date, milliseconds: Bool = true, zone: Bool = true) -> String {
         let seconds = date.timeIntervalSince1970
         // Out-of-range dates (far past/future, non-finite) are clamped rather than trapping on the Int conversion.
         let milliseconds1970 = seconds.isFinite ? (seconds * 1000).rounded() : 0
@@ -25,7 +26,7 @@ enum ISO8601Timestamp {
 
     /// Reads `YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM]` (no zone means UTC). Fractions finer than a millisecond are
     /// rounded to one.
-    static func date(from text: String) -> Date? {
+    public static func date(from text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.number(4), scanner.skip("-"), let month = scanner.number(2), scanner.skip("-"),
               let day = scanner.number(2), scanner.skip("T") || scanner.skip("t") || scanner.skip(" "),

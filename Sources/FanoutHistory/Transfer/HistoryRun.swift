@@ -1,0 +1,251 @@
+import FanoutCore
+import struct Foundation.Date
+
+/// Everything the history keeps of one run, as one value: what ``HistoryStore/record(_:)`` makes of a `RunReport`,
+/// what an export holds per run, what an import writes back, and what a JUnit file becomes.
+///
+/// It mirrors the store's tables rather than the report (no logs, no command lines, only the first failure message of
+/// an attempt), so an export read back into a fresh store gives the same rows, and so the same estimates, flaky
+/// statistics and measurements. Its JSON shape is the `runs[]` entry of docs/history-format.md: change it only
+/// together with ``HistoryExport/currentVersion``.
+public struct HistoryRun: Codable, Sendable, Hashable {
+    /// The run's identity: a run already in the store under this id is never imported again.
+    public var runID: String
+    public var startedAt: Date
+    public var finishedAt: Date
+    public var fanoutVersion: String
+    public var exitCode: Int32
+    public var interrupted: Bool
+    /// The destinations the run targeted. Per-test timings of a destination are read only from runs that list it.
+    public var destinations: [String]
+    public var slots: Int
+    public var wall: Double?
+    public var preparation: Double?
+    public var makespan: Double?
+    public var lowerBound: Double?
+    public var predictedMakespan: Double?
+    public var plannedLowerBound: Double?
+    public var totalEstimate: Double?
+    /// Final outcome counts over `tests`, as the report computed them.
+    public var counts: Counts
+    public var units: [UnitRun]
+    public var classes: [ClassRun]
+    public var tests: [TestRun]
+    public var measurements: [MeasurementRun]
+
+    public init(runID: String, startedAt: Date, finishedAt: Date, fanoutVersion: String, exitCode: Int32,
+                interrupted: Bool, destinations: [String], slots: Int, wall: Double? = nil, preparation: Double? = nil,
+                makespan: Double? = nil, lowerBound: Double? = nil, predictedMakespan: Double? = nil,
+                plannedLowerBound: Double? = nil, totalEstimate: Double? = nil, counts: Counts,
+                units: [UnitRun] = [], classes: [ClassRun] = [], tests: [TestRun] = [],
+                measurements: [MeasurementRun] = []) {
+        self.runID = runID
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.fanoutVersion = fanoutVersion
+        self.exitCode = exitCode
+        self.interrupted = interrupted
+        self.destinations = destinations
+        self.slots = slots
+        self.wall = wall
+        self.preparation = preparation
+        self.makespan = makespan
+        self.lowerBound = lowerBound
+        self.predictedMakespan = predictedMakespan
+        self.plannedLowerBound = plannedLowerBound
+        self.totalEstimate = totalEstimate
+        self.counts = counts
+        self.units = units
+        self.classes = classes
+        self.tests = tests
+        self.measurements = measurements
+    }
+
+    /// One test process of the run.
+    public struct UnitRun: Codable, Sendable, Hashable {
+        public var id: Int
+        public var destination: String
+        public var framework: Framework
+        public var agent: String
+        public var slot: Int
+        /// `Module.Class` of every class in the unit.
+        public var suites: [String]
+        public var testCount: Int
+        public var estimate: Double?
+        /// Seconds since the run started.
+        public var startedAt: Double?
+        public var duration: Double?
+        public var ending: String
+
+        public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
+                    testCount: Int, estimate: Double?, startedAt: Double?, duration: Double?, ending: String) {
+            self.id = id
+            self.destination = destination
+            self.framework = framework
+            self.agent = agent
+            self.slot = slot
+            self.suites = suites
+            self.testCount = testCount
+            self.estimate = estimate
+            self.startedAt = startedAt
+            self.duration = duration
+            self.ending = ending
+        }
+    }
+
+    /// One class (or Swift Testing suite) on one destination: the samples class estimates come from.
+    public struct ClassRun: Codable, Sendable, Hashable {
+        public var destination: String
+        public var framework: Framework
+        public var module: String
+        public var suite: String
+        public var testCount: Int
+        public var estimate: Double?
+        public var estimateSource: String
+        /// Measured seconds of the whole class.
+        public var actual: Double?
+        public var outcome: Outcome
+        /// Only a class that ran whole, in one process, and ended normally teaches the estimator.
+        public var timingComplete: Bool
+        public var agent: String?
+
+        public init(destination: String, framework: Framework, module: String, suite: String, testCount: Int,
+                    estimate: Double?, estimateSource: String, actual: Double?, outcome: Outcome,
+                    timingComplete: Bool, agent: String?) {
+            self.destination = destination
+            self.framework = framework
+            self.module = module
+            self.suite = suite
+            self.testCount = testCount
+            self.estimate = estimate
+            self.estimateSource = estimateSource
+            self.actual = actual
+            self.outcome = outcome
+            self.timingComplete = timingComplete
+            self.agent = agent
+        }
+
+        public var id: SuiteID { SuiteID(module: module, name: suite) }
+    }
+
+    /// One test on one destination: its final outcome and every attempt (a flaky test has two or more).
+    public struct TestRun: Codable, Sendable, Hashable {
+        public var destination: String
+        public var module: String
+        public var suite: String
+        public var name: String
+        public var framework: Framework
+        public var outcome: Outcome
+        public var attempts: [TestAttempt]
+
+        public init(destination: String, id: TestID, framework: Framework, outcome: Outcome,
+                    attempts: [TestAttempt]) {
+            self.destination = destination
+            self.module = id.suite.module
+            self.suite = id.suite.name
+            self.name = id.name
+            self.framework = framework
+            self.outcome = outcome
+            self.attempts = attempts
+        }
+
+        public var id: TestID { TestID(module: module, suite: suite, name: name) }
+    }
+
+    public struct TestAttempt: Codable, Sendable, Hashable {
+        public var outcome: Outcome
+        public var duration: Double?
+        public var agent: String
+        /// The unit (`units[].id`) the attempt ran in.
+        public var unit: Int
+        /// The message of its first failing issue.
+        public var failure: String?
+
+        public init(outcome: Outcome, duration: Double?, agent: String, unit: Int, failure: String? = nil) {
+            self.outcome = outcome
+            self.duration = duration
+            self.agent = agent
+            self.unit = unit
+            self.failure = failure
+        }
+    }
+
+    /// One `measure {}` result.
+    public struct MeasurementRun: Codable, Sendable, Hashable {
+        public var destination: String
+        public var agent: String
+        public var module: String
+        public var suite: String
+        public var name: String
+        public var metric: String
+        public var unit: String
+        public var identifier: String
+        public var samples: [Double]
+        public var average: Double?
+        public var relativeStandardDeviation: Double?
+        public var maxRelativeStandardDeviation: Double?
+        public var maxStandardDeviation: Double?
+
+        public init(destination: String, agent: String, test: TestID, metric: String, unit: String,
+                    identifier: String, samples: [Double], average: Double?, relativeStandardDeviation: Double?,
+                    maxRelativeStandardDeviation: Double?, maxStandardDeviation: Double?) {
+            self.destination = destination
+            self.agent = agent
+            self.module = test.suite.module
+            self.suite = test.suite.name
+            self.name = test.name
+            self.metric = metric
+            self.unit = unit
+            self.identifier = identifier
+            self.samples = samples
+            self.average = average
+            self.relativeStandardDeviation = relativeStandardDeviation
+            self.maxRelativeStandardDeviation = maxRelativeStandardDeviation
+            self.maxStandardDeviation = maxStandardDeviation
+        }
+
+        public init(destination: String, agent: String, measurement m: Measurement) {
+            self.init(destination: destination, agent: agent, test: m.test, metric: m.metric, unit: m.unit,
+                      identifier: m.identifier, samples: m.values, average: m.average,
+                      relativeStandardDeviation: m.relativeStandardDeviation,
+                      maxRelativeStandardDeviation: m.maxPercentRelativeStandardDeviation,
+                      maxStandardDeviation: m.maxStandardDeviation)
+        }
+    }
+}
+
+extension HistoryRun {
+    /// What the history keeps of a finished run.
+    public init(_ report: RunReport) {
+        let plan = report.plan, timing = report.timing
+        self.init(
+            runID: report.runID, startedAt: report.startedAt, finishedAt: report.finishedAt,
+            fanoutVersion: report.fanoutVersion, exitCode: report.exitCode, interrupted: report.interrupted,
+            destinations: report.destinations, slots: plan.slots, wall: timing.wall,
+            preparation: timing.preparation, makespan: timing.makespan, lowerBound: timing.lowerBound,
+            predictedMakespan: plan.predictedMakespan, plannedLowerBound: plan.lowerBound,
+            totalEstimate: plan.totalEstimate, counts: report.counts,
+            units: report.units.map { unit in
+                UnitRun(id: unit.id, destination: unit.destination, framework: unit.framework, agent: unit.agent,
+                        slot: unit.slot, suites: unit.suites, testCount: unit.testCount, estimate: unit.estimate,
+                        startedAt: unit.startedAt, duration: unit.duration, ending: unit.ending)
+            },
+            classes: report.classes.map { entry in
+                ClassRun(destination: entry.destination, framework: entry.framework, module: entry.suite.module,
+                         suite: entry.suite.name, testCount: entry.testCount, estimate: entry.estimate,
+                         estimateSource: entry.estimateSource, actual: entry.actual, outcome: entry.outcome,
+                         timingComplete: entry.timingIsComplete, agent: entry.agent)
+            },
+            tests: report.results.map { test in
+                TestRun(destination: test.destination, id: test.id, framework: test.framework, outcome: test.outcome,
+                        attempts: test.attempts.map { attempt in
+                            TestAttempt(outcome: attempt.outcome, duration: attempt.duration, agent: attempt.agent,
+                                        unit: attempt.unit,
+                                        failure: attempt.issues.first(where: \.isFailure)?.message)
+                        })
+            },
+            measurements: report.measurements.map {
+                MeasurementRun(destination: $0.destination, agent: $0.agent, measurement: $0.measurement)
+            })
+    }
+}

@@ -1,0 +1,185 @@
+import FanoutCore
+@testable import FanoutHistory
+import Foundation
+import Testing
+
+/// `fanout history export` / `import`: the history travels as a file and comes back the same.
+@Suite("Exporting and importing the history", .timeLimit(.minutes(2)))
+struct HistoryTransferTests {
+    let login = SuiteID(module: "AppTests", name: "LoginTests")
+
+    /// Three runs on two destinations with everything the store keeps: units, a flaky test, a crashed class, a
+    /// measurement with a NaN deviation, a failure message, and a start time with milliseconds.
+    func sampleStore(retention: Int = HistoryStore.defaultRetention) throws -> HistoryStore {
+        let store = try HistoryStore.inMemory(retention: retention)
+        for minute in 0..<3 {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            run.addClass("LoginTests", tests: 3, actual: 1.5 + Double(minute))
+            run.addClass("CartTests", tests: 2, actual: 0.4, outcome: .crashed, complete: false)
+            run.addClass("LoginTests", tests: 3, actual: 4.5 * Double(minute + 1), destination: "release")
+            run.addTest(TestID(suite: login, name: "testShaky"), outcome: minute == 1 ? .flaky : .passed,
+                        attempts: minute == 1 ? [(.failed, 0.2), (.passed, 0.3)] : [(.passed, 0.25)])
+            run.addUnit(id: 1, suites: ["AppTests.LoginTests"], duration: 2)
+            run.addMeasurement(TestID(suite: login, name: "testSpeed"), values: [0.1, 0.2, Double(minute)])
+            var report = run.build(exitCode: 1)
+            report.startedAt = report.startedAt.addingTimeInterval(0.123)
+            report.measurements[0].measurement.relativeStandardDeviation = .nan
+            try store.record(report)
+        }
+        return store
+    }
+
+    /// Every query the estimator, `history show`, `history flaky` and baselines make, for comparing two stores.
+    struct Answers: Equatable {
+        var local, release: TimingHistory
+        var flaky: [FlakyStat]
+        var runs: [RunSummary]
+        var classes: [ClassStat]
+        /// As text: a deviation stored as NULL comes back as NaN, which never equals itself.
+        var measurements: [String]
+    }
+
+    func answers(_ store: HistoryStore) throws -> Answers {
+        Answers(local: try store.timingHistory(destination: "local"),
+                release: try store.timingHistory(destination: "release"),
+                flaky: try store.flakyTests(runs: 20), runs: try store.recentRuns(limit: 20),
+                classes: try store.classStats(destination: nil),
+                measurements: try store.measurements(of: TestID(suite: login, name: "testSpeed"),
+                                                     destination: "local").map { "\($0)" })
+    }
+
+    @Test func exportThenImportIntoAFreshStoreGivesTheSameHistory() throws {
+        let original = try sampleStore()
+        let export = HistoryExport(exportedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                                   fanoutVersion: "test", runs: try original.exportRuns())
+        let decoded = try HistoryExport.decode(try export.encoded(), path: "export.json")
+        // Dates read back from SQLite are within a microsecond of the millisecond written, so compare the bytes.
+        #expect(try decoded.encoded() == export.encoded())
+
+        let copy = try HistoryStore.inMemory()
+        let summary = try copy.importRuns(decoded.runs)
+        #expect(summary.imported == ["run-0", "run-1", "run-2"])
+        #expect(summary.alreadyPresent.isEmpty)
+        #expect(try answers(copy) == answers(original))
+        #expect(try copy.exportRuns() == original.exportRuns())
+        #expect(try copy.tableSizes() == original.tableSizes())
+
+        // What the estimator sees is really there, not two empty histories compared.
+        let local = try copy.timingHistory(destination: "local")
+        #expect(local.classes[login]?.map(\.duration) == [3.5, 2.5, 1.5])
+        #expect(try copy.flakyTests().map(\.test.name) == ["testShaky"])
+        let newest = try #require(try copy.recentRuns().first?.startedAt.timeIntervalSince1970)
+        #expect(abs(newest - 1_800_000_120.123) < 0.000_5, "milliseconds survive the trip")
+    }
+
+    @Test func theFileIsVersionedStableJSON() throws {
+        let export = HistoryExport(exportedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                                   fanoutVersion: "test", runs: try sampleStore().exportRuns())
+        let data = try export.encoded()
+        #expect(data == (try export.encoded()), "two encodings are byte-identical")
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["format"] as? String == "fanout-history")
+        #expect(object["version"] as? Int == 1)
+        #expect(object["exportedAt"] as? String == "2027-01-15T08:00:00.000Z")
+        let runs = try #require(object["runs"] as? [[String: Any]])
+        #expect(runs.map { $0["runID"] as? String } == ["run-0", "run-1", "run-2"], "oldest first")
+        #expect(runs.first?["startedAt"] as? String == "2027-01-15T08:00:00.123Z")
+        // A NaN deviation is written as a string, never making the export unwritable.
+        let measurement = try #require((runs.first?["measurements"] as? [[String: Any]])?.first)
+        #expect(measurement["relativeStandardDeviation"] == nil, "stored as NULL, so left out")
+        #expect(measurement["samples"] as? [Double] == [0.1, 0.2, 0])
+    }
+
+    @Test func importingTheSameExportTwiceAddsNothing() throws {
+        let runs = try sampleStore().exportRuns()
+        let store = try HistoryStore.inMemory()
+        _ = try store.importRuns(runs)
+        let before = try store.tableSizes()
+        let again = try store.importRuns(runs)
+        #expect(again.imported.isEmpty)
+        #expect(again.alreadyPresent == ["run-0", "run-1", "run-2"])
+        #expect(again.description == "imported 0 runs, 3 already present")
+        #expect(try store.tableSizes() == before)
+        // One file given twice in one import counts its runs once too.
+        let fresh = try HistoryStore.inMemory()
+        let doubled = try fresh.importRuns(runs + runs)
+        #expect(doubled.description == "imported 3 runs, 3 already present")
+        #expect(try fresh.tableSizes() == before)
+    }
+
+    @Test func mergingTheExportsOfTwoShardJobsGivesTheUnion() throws {
+        // Both jobs started from run-0 (the history they imported), then each recorded its own shard.
+        let shared = try sampleStore().exportRuns().filter { $0.runID == "run-0" }
+        var jobs: [[HistoryRun]] = []
+        for shard in 1...2 {
+            let job = try HistoryStore.inMemory()
+            _ = try job.importRuns(shared)
+            var run = ReportBuilder("shard-\(shard)", minute: 10)
+            run.addClass(shard == 1 ? "LoginTests" : "CartTests", actual: Double(shard))
+            try job.record(run.build())
+            jobs.append(try job.exportRuns())
+        }
+        let merged = try HistoryStore.inMemory()
+        let summary = try merged.importRuns(jobs[0] + jobs[1])
+        #expect(summary.description == "imported 3 runs, 1 already present")
+        #expect(Set(try merged.recentRuns().map(\.runID)) == ["run-0", "shard-1", "shard-2"])
+        let local = try merged.timingHistory(destination: "local")
+        #expect(local.classes[login]?.map(\.duration) == [1, 1.5])
+        #expect(local.classes[SuiteID(module: "AppTests", name: "CartTests")]?.map(\.duration) == [2])
+    }
+
+    @Test func importKeepsOnlyTheNewestRunsRetentionAllows() throws {
+        let runs = try sampleStore().exportRuns()
+        let store = try HistoryStore.inMemory(retention: 2)
+        let summary = try store.importRuns(runs)
+        #expect(summary.imported == ["run-1", "run-2"])
+        #expect(summary.droppedByRetention == ["run-0"])
+        #expect(summary.description.contains("1 older than the runs kept"))
+        #expect(try store.recentRuns().map(\.runID) == ["run-2", "run-1"])
+    }
+
+    @Test func theNewestRunsOnlyWhenAsked() throws {
+        #expect(try sampleStore().exportRuns(limit: 2).map(\.runID) == ["run-1", "run-2"])
+    }
+
+    // MARK: - Bad input
+
+    @Test func badFilesGiveTheErrorThatSaysWhatWasWrong() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let good = try HistoryExport(exportedAt: Date(), fanoutVersion: "test", runs: sampleStore().exportRuns())
+            .encoded()
+        func write(_ name: String, _ data: Data) throws -> String {
+            try data.write(to: URL(fileURLWithPath: folder.path(name)))
+            return folder.path(name)
+        }
+        let truncated = try write("truncated.json", good.prefix(good.count / 2))
+        let report = try write("report.json", Data(#"{"schemaVersion": 1, "runID": "x"}"#.utf8))
+        let newer = try write("newer.json", Data(#"{"format": "fanout-history", "version": 2, "runs": []}"#.utf8))
+        let missing = try write("missing.json", Data(#"""
+            {"format": "fanout-history", "version": 1, "exportedAt": "2027-01-15T08:00:00.000Z",
+             "fanoutVersion": "x", "runs": [{}]}
+            """#.utf8))
+        let xml = try write("junit.xml", Data("<testsuites/>".utf8))
+
+        func error(_ path: String) -> HistoryFileError? {
+            do {
+                _ = try HistoryExport.read(from: path)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(error(truncated).map { if case .notJSON = $0 { true } else { false } } == true)
+        #expect(error(report) == .notAnExport(path: report))
+        #expect(error(newer) == .newerVersion(path: newer, found: 2, supported: 1))
+        #expect(error(folder.path("nothing.json")) == .unreadable(path: folder.path("nothing.json"),
+                                                                   reason: "no such file"))
+        #expect(error(folder.url.path) == .unreadable(path: folder.url.path, reason: "it is a folder, not a file"))
+        let invalid = try #require(error(missing))
+        #expect(invalid.description.contains("runs[0]"), "\(invalid)")
+        #expect(invalid.description.contains("is not a valid history export"), "\(invalid)")
+        #expect(try #require(error(xml)).description.contains("--junit"))
+        #expect(try #require(error(newer)).description.contains("Upgrade fanout"))
+    }
+}
