@@ -13,6 +13,8 @@
 #                                            name, static longest-first from history and `swift test --parallel` (prebuilt
 #                                            and with its build) on 8 local slots, and (as root) by Fanout and the static
 #                                            splitters on 4 SSH agents × 2 slots (lognormal, dominant, skewed);
+#                                          - lognormal as 4 CI jobs × 2 slots (`fanout run --shard I/4`) and their merge;
+#                                            `fanout report merge` of 4 synthetic shard reports × 25,000 tests;
 #                                          - the real Scheduler on a virtual clock: 100,000 classes, 1,000 agents × 4 slots,
 #                                            20 % duration noise, then 5 % of the agents failing mid-run;
 #                                          - (as root) 32 SSH agents on loopback: connection setup, dispatch latency, the
@@ -197,9 +199,16 @@ for shape in lognormal many-small dominant skewed cpu-bound; do
   echo "== suite: $shape (seed 1) =="
   # The SSH fleet for the suites whose question it answers (packing, splitting, stealing over SSH).
   case $shape in many-small | cpu-bound) args=(--fleet-agents 0) ;; *) args=("${fleet_args[@]}") ;; esac
+  # lognormal also runs as 4 CI jobs × 2 slots (`--shard I/4`) from its warm history, merged back into one report.
+  ci=(); [[ $shape == lognormal ]] && ci=(--ci-shards 4)
   "$bench" suite --shape "$shape" --seed 1 --slots 8 --repeats "$repeat" --dir "$bench_dir" --fanout "$fanout" \
-    --repo "$root" "${args[@]}" --json "$results/suite-$shape.json"
+    --repo "$root" "${args[@]}" "${ci[@]}" --json "$results/suite-$shape.json"
 done
+
+echo
+echo "== fanout report merge: 4 shard reports × 25,000 tests =="
+"$bench" merge-scale --shards 4 --tests 25000 --repeats 3 --dir "$bench_dir" --fanout "$fanout" --json "$results/merge-scale.json" \
+  || echo "(the merge-scale case did not complete: see above; the report goes on)"
 
 echo
 echo "== simulation: 100,000 classes, 1,000 agents × 4 slots, 20 % noise =="

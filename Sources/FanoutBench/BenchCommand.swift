@@ -63,6 +63,8 @@ struct RunSuite: AsyncParsableCommand, AsyncRunnable {
     var fleetPort = 2731
     @Option(help: "Runs of every measured case; the median wall is kept.")
     var repeats = 1
+    @Option(help: "Also run the suite as this many CI jobs (`fanout run --shard I/N` with slots / N slots each, from the warm history) and merge their reports.")
+    var ciShards = 0
     @Option(help: "Where to write the results (JSON).")
     var json: String?
 
@@ -70,7 +72,7 @@ struct RunSuite: AsyncParsableCommand, AsyncRunnable {
         Interrupts.install()
         let bench = SuiteBench(shape: shape, seed: seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
                                slots: slots, warmRuns: warmRuns, fleetAgents: fleetAgents, fleetSlots: fleetSlots,
-                               fleetPort: fleetPort, repeats: repeats)
+                               fleetPort: fleetPort, repeats: repeats, ciShards: ciShards)
         let result = try await bench.run()
         if let json { try JSONFiles.write(result, to: json) }
         print(MarkdownReport.suiteSection(result))

@@ -54,6 +54,8 @@ struct SuiteResult: Codable, Sendable {
     /// /proc/loadavg (1-minute) when the suite's cases started and ended: the machine is shared.
     var loadAverage: [Double]?
     var cases: [CaseResult]
+    /// The suite run as CI jobs (`fanout run --shard I/N` each), when measured.
+    var ci: CIShardsResult?
 
     func fanout(_ fleet: String) -> CaseResult? { strategy("fanout", fleet) }
     func strategy(_ name: String, _ fleet: String = "local") -> CaseResult? {
@@ -169,4 +171,6 @@ struct BenchRun: Codable, Sendable {
     var suites: [SuiteResult]
     var sims: [SimulationResult]
     var fleet: FleetScaleResult?
+    /// `fanout report merge` over large shard reports, when measured.
+    var mergeScale: MergeScaleResult?
 }

@@ -145,7 +145,7 @@ enum MarkdownReport {
         var met: Bool?
     }
 
-    static func goals(suites: [SuiteResult], sims: [SimulationResult]) -> [Goal] {
+    static func goals(suites: [SuiteResult], sims: [SimulationResult], mergeScale: MergeScaleResult? = nil) -> [Goal] {
         var out: [Goal] = []
         func suite(_ shape: SuiteShape) -> SuiteResult? { suites.first { $0.shape == shape } }
         if let r = suite(.lognormal), let f = r.fanout("local"), let mk = f.makespan {
@@ -211,7 +211,61 @@ enum MarkdownReport {
                                 + "\(s.itemsMissing) missing (\(s.requeuedItems) re-queued); makespan / LB \(f3(s.ratio))",
                             met: s.accountedFor))
         }
+        for r in suites {
+            guard let ci = r.ci else { continue }
+            out.append(Goal(text: "\(r.shape.rawValue) suite as \(ci.shards) CI jobs × \(ci.slotsPerShard) slots, planned from shared "
+                                + "history: slowest job's makespan ≤ 1.10 × (total work / \(ci.shards * ci.slotsPerShard) slots)",
+                            measured: "\(f2(ci.maxMakespan)) s / \(f2(ci.evenEnd)) s = \(f3(ci.ratio))"
+                                + (ci.complete ? "" : " (INCOMPLETE: not every test ran once and passed)"),
+                            met: ci.complete && ci.ratio <= 1.10))
+        }
+        if let m = mergeScale {
+            out.append(Goal(text: "`fanout report merge` of \(m.shards) × \(m.testsPerShard.formatted()) -test shard reports < 2 s",
+                            measured: "\(f2(m.median)) s (median of \(m.walls.count))" + (m.complete ? "" : " (INCOMPLETE)"),
+                            met: m.complete && m.median < 2))
+        }
         return out
+    }
+
+    /// The suite as CI jobs, and merging large shard reports.
+    static func ciSection(suites: [SuiteResult], mergeScale: MergeScaleResult?) -> String {
+        let runs = suites.compactMap { r in r.ci.map { (r, $0) } }
+        guard !runs.isEmpty || mergeScale != nil else { return "" }
+        var s = """
+            ## Fanout as a CI step
+
+            `fanout run --shard I/N` in N CI jobs: each job computes the same split from the same history and runs its \
+            shard on its own slots. Here the jobs run one after the other on this machine (as N machines would run them \
+            at once), from the suite's warm history with `--no-record`, so every job sees the same history; then \
+            `fanout report merge` folds their reports into one. *even split*: the test time of all the shards together \
+            divided by all their slots: where a perfect split over every slot of every job would end.
+
+
+            """
+        for (r, ci) in runs {
+            s += "**\(r.shape.rawValue)**, \(ci.shards) jobs × \(ci.slotsPerShard) slots:\n\n"
+            s += "| job | makespan | test time | tests passed | exit |\n|---|---|---|---|---|\n"
+            for run in ci.runs {
+                s += "| \(run.index)/\(ci.shards) | \(f2(run.makespan)) s | \(f2(run.testTime)) s | \(run.testsPassed)/\(run.tests) | "
+                    + "\(run.exitCode.map(String.init) ?? "?") |\n"
+            }
+            s += "\nSlowest job \(f2(ci.maxMakespan)) s; even split \(f2(ci.totalWork)) s / \(ci.shards * ci.slotsPerShard) = "
+                + "\(f2(ci.evenEnd)) s (\(f3(ci.ratio)) ×). Merged: \(ci.mergedTests)/\(ci.testsExpected) tests, once each, in "
+                + "\(f2(ci.mergeSeconds)) s (exit \(ci.mergeExitCode.map(String.init) ?? "?")).\n\n"
+        }
+        if let m = mergeScale {
+            s += """
+                **Merging large shards** (`fanout-bench merge-scale`): \(m.shards) synthetic shard reports of \
+                \(m.testsPerShard.formatted()) tests each (1 in 50 failing, with message and place; \
+                \(m.inputBytes / 1_000_000) MB of report.json together) merged by `fanout report merge` into report.json, \
+                junit.xml, summary.md and report.html (\(m.outputBytes / 1_000_000) MB): \(m.walls.map { f2($0) + " s" }.joined(separator: ", ")) \
+                over \(m.walls.count) runs, median \(f2(m.median)) s; \(m.mergedTests.formatted()) tests in the merged report, \
+                exit \(m.exitCode.map(String.init) ?? "?") (the failures were reported).
+
+
+                """
+        }
+        return s
     }
 
     // MARK: - The document
@@ -228,7 +282,7 @@ enum MarkdownReport {
 
     static func document(_ run: BenchRun) -> String {
         document(suites: run.suites, sims: run.sims, fleet: run.fleet, machine: run.machine, command: run.command,
-                 demo: run.demo, elapsed: run.elapsed)
+                 demo: run.demo, elapsed: run.elapsed, mergeScale: run.mergeScale)
     }
 
     /// What a first run or a wrong history costs where stealing cannot help: a long single method that the estimates
@@ -311,7 +365,7 @@ enum MarkdownReport {
     }
 
     static func document(suites: [SuiteResult], sims: [SimulationResult], fleet: FleetScaleResult?, machine m: Machine,
-                         command: String, demo: String?, elapsed: String?) -> String {
+                         command: String, demo: String?, elapsed: String?, mergeScale: MergeScaleResult? = nil) -> String {
         var s = """
             # Benchmarks
 
@@ -331,7 +385,7 @@ enum MarkdownReport {
 
             """
         s += "| goal | measured | met |\n|---|---|---|\n"
-        for g in goals(suites: suites, sims: sims) {
+        for g in goals(suites: suites, sims: sims, mergeScale: mergeScale) {
             s += "| \(g.text) | \(g.measured) | \(g.met.map { $0 ? "yes" : "**no**" } ?? "—") |\n"
         }
         s += stealingLimits(suites)
@@ -404,6 +458,7 @@ enum MarkdownReport {
 
                 """
         }
+        s += ciSection(suites: suites, mergeScale: mergeScale)
         if let fleet {
             s += "## Coordinator scale: \(fleet.agents) SSH agents on this machine\n\n`fanout-bench fleet-scale` (see its `--help`).\n\n"
             s += fleetScaleTable(fleet)

@@ -64,7 +64,7 @@ struct Report: AsyncParsableCommand, AsyncRunnable {
         try chart.write(toFile: svg, atomically: true, encoding: .utf8)
         try newReadme.write(toFile: readme, atomically: true, encoding: .utf8)
         print("wrote \(from == nil ? data + ", " : "")\(markdown), \(svg) and README's figures")
-        for g in MarkdownReport.goals(suites: run.suites, sims: run.sims) {
+        for g in MarkdownReport.goals(suites: run.suites, sims: run.sims, mergeScale: run.mergeScale) {
             print("  \(g.met.map { $0 ? "met    " : "NOT MET" } ?? "-      ")  \(g.text): \(g.measured)")
         }
     }
@@ -82,9 +82,11 @@ struct Report: AsyncParsableCommand, AsyncRunnable {
             .sorted { $0.failFraction < $1.failFraction }
         let fleet = fm.fileExists(atPath: "\(results)/fleet-scale.json")
             ? try JSONFiles.read(FleetScaleResult.self, from: "\(results)/fleet-scale.json") : nil
+        let mergeScale = fm.fileExists(atPath: "\(results)/merge-scale.json")
+            ? try JSONFiles.read(MergeScaleResult.self, from: "\(results)/merge-scale.json") : nil
         let demoText = demo.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
         return BenchRun(machine: await machine(repo: repo), command: command, elapsed: elapsed, demo: demoText,
-                        suites: suites, sims: sims, fleet: fleet)
+                        suites: suites, sims: sims, fleet: fleet, mergeScale: mergeScale)
     }
 
     static func machine(repo: String) async -> MarkdownReport.Machine {

@@ -16,6 +16,8 @@ struct SuiteBench {
     /// Runs of every case; the run with the median wall is kept. Rounds go through all strategies in turn, so that
     /// a busy moment of this shared machine does not fall on one strategy only.
     var repeats = 1
+    /// > 0: also run the suite as this many CI jobs (`--shard I/N`, slots / N slots each) from the warm history.
+    var ciShards = 0
 
     func run() async throws -> SuiteResult {
         let fm = FileManager.default
@@ -111,6 +113,11 @@ struct SuiteBench {
         local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: true) }
         for c in await Self.medians(local, repeats: repeats, each: record) { cases.append(c) }
 
+        var ci: CIShardsResult?
+        if ciShards > 0 {
+            ci = await self.ciShards(ciShards, bin: bin, history: history, work: work, expected: suite.methodCount)
+        }
+
         // ---- the SSH fleet ----
         var fleetDescription: String?
         var deployNote: String?
@@ -183,7 +190,7 @@ struct SuiteBench {
                            slots: slots, referenceSerial: total, longestMethod: longestMethod, longestClass: longestClass,
                            methodLowerBound: lb, cores: cores, classLowerBound: max(total / parallel, longestClass),
                            fleetDescription: fleetDescription, deploy: deployNote,
-                           loadAverage: [loadBefore, Self.loadAverage()], cases: cases)
+                           loadAverage: [loadBefore, Self.loadAverage()], cases: cases, ci: ci)
     }
 
     /// Runs `cases` round-robin `repeats` times and keeps, per case, the run with the median wall time.
