@@ -120,14 +120,15 @@ struct MergeScale: AsyncParsableCommand, AsyncRunnable {
             paths.append(path)
         }
         var walls: [Double] = []
-        var last: ProcessResult?
+        // (Keeping the last ProcessResult itself as an optional crashes the 6.3 optimizer: keep its exit code.)
+        var lastExit: Int32?
         for round in 1...max(1, repeats) {
             let out = "\(work)/merged"
             try? FileManager.default.removeItem(atPath: out)
             let r = await Processes.run(fanout, ["report", "merge"] + paths + ["--out", out], timeout: 600)
             progress("merge-scale: round \(round): \(f2(r.seconds)) s (\(r.ending))")
             walls.append(r.seconds)
-            last = r
+            lastExit = r.exitCode
         }
         let out = "\(work)/merged"
         let files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
@@ -137,10 +138,10 @@ struct MergeScale: AsyncParsableCommand, AsyncRunnable {
         let merged = try? FanoutReportFile.read(out + "/report.json")
         let result = MergeScaleResult(shards: shards, testsPerShard: tests, failuresPerShard: tests / 50,
                                       inputBytes: inputBytes, outputBytes: outputBytes, walls: walls,
-                                      mergedTests: merged?.results.count ?? 0, exitCode: last?.exitCode)
+                                      mergedTests: merged?.results.count ?? 0, exitCode: lastExit)
         if let json { try JSONFiles.write(result, to: json) }
         print("merge of \(shards) × \(tests) tests: median \(f2(result.median)) s over \(walls.count) runs "
-              + "(\(walls.map(f2).joined(separator: ", ")) s); \(result.mergedTests) tests merged, exit \(last?.exitCode.map(String.init) ?? "?"); "
+              + "(\(walls.map(f2).joined(separator: ", ")) s); \(result.mergedTests) tests merged, exit \(lastExit.map(String.init) ?? "?"); "
               + "in \(inputBytes / 1_000_000) MB, out \(outputBytes / 1_000_000) MB")
         if !result.complete { throw ExitCode(1) }
     }
