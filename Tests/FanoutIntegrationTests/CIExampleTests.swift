@@ -291,4 +291,52 @@ import Yams
         let annotations = try String(contentsOfFile: dir.file("bk/annotations.md"), encoding: .utf8)
         #expect(annotations.contains("passed"), "\(annotations)")
     }
+
+    /// The Jenkinsfile's `sh` steps, in the order they appear, with Groovy's `${i}` and `${shards}` filled in.
+    func jenkinsSteps(_ text: String, shard: Int, of shards: Int) -> [String] {
+        // sh '''…''', sh '…' and sh "…": the three ways the file writes a shell step.
+        let pattern = #/\bsh\s+(?:'{3}(?<block>[\s\S]*?)'{3}|'(?<single>[^']*)'|"(?<double>[^"]*)")/#
+        return text.matches(of: pattern).map { match in
+            let body = String(match.output.block ?? match.output.single ?? match.output.double ?? "")
+            return body.replacingOccurrences(of: "${i}", with: "\(shard)").replacingOccurrences(of: "${shards}", with: "\(shards)")
+        }
+    }
+
+    @Test func theJenkinsfilesShellStepsRunTheShardsAndTheMerge() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let repo = try repository(in: dir, bundle: bundle)
+        let expected = try await reference(dir, repo: repo)
+        let text = try String(contentsOfFile: repositoryRoot.appendingPathComponent("config/ci/Jenkinsfile").path, encoding: .utf8)
+        let shards = try #require(text.firstMatch(of: #/def shards = (\d+)/#).flatMap { Int($0.output.1) })
+        #expect(shards == 4)
+        let steps = jenkinsSteps(text, shard: 1, of: shards)
+        // In the file's order: the shard closure's three steps, the merge stage's, the merge stage's post step.
+        #expect(steps.count == 5, "\(steps)")
+        guard steps.count == 5 else { return }
+        let env = ["PATH": try pathWithFanout]
+        var archived: String?
+        for build in 1...2 {
+            let merge = try freshWorkspace(repo, dir.file("jk/merge-\(build)"))
+            for i in 1...shards {
+                let ws = try freshWorkspace(repo, dir.file("jk/work-\(build)-\(i)"))
+                if let archived { try FileManager.default.copyItem(atPath: archived, toPath: ws + "/fanout-history.json") } // copyArtifacts
+                let own = jenkinsSteps(text, shard: i, of: shards)
+                for (n, step) in own.prefix(3).enumerated() {
+                    let run = try await runBash(step, in: ws, environment: env, scriptFile: ws + ".\(n).sh")
+                    #expect(run.code == 0, "build \(build), shard \(i), step \(n): \(run.output)")
+                }
+                let sources = try estimateSources(ws + "/reports/shard-\(i)/report.json")
+                #expect(!sources.isEmpty && sources.allSatisfy { $0.hasPrefix("history") == (build == 2) }, "build \(build): \(sources)")
+                try overlay(ws + "/reports/shard-\(i)", onto: merge + "/reports/shard-\(i)") // stash / unstash
+            }
+            for (n, step) in steps.suffix(2).enumerated() {
+                let run = try await runBash(step, in: merge, environment: env, scriptFile: merge + ".\(n).sh")
+                #expect(run.code == 0, "build \(build), merge step \(n): \(run.output)")
+            }
+            let merged = try outcomes(merge + "/merged/report.json")
+            #expect(merged == expected, "build \(build): the merged report equals the unsharded run")
+            archived = merge + "/fanout-history.json" // archiveArtifacts, read by the next build's copyArtifacts
+        }
+    }
 }
