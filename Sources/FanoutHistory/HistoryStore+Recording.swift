@@ -98,8 +98,8 @@ extension HistoryStore {
     private static func insertMeasurements(_ report: RunReport, run: Int64, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO measurements (run, destination, agent, module, suite, name, metric, unit, identifier,
-                samples, average, rsd, max_rsd, max_std)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                samples, average, rsd, max_rsd, max_std, hardware_class, baseline)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for record in report.measurements {
             let m = record.measurement
@@ -107,6 +107,7 @@ extension HistoryStore {
                 run, record.destination, record.agent, m.test.suite.module, m.test.suite.name, m.test.name,
                 m.metric, m.unit, m.identifier, try json(m.values), m.average, m.relativeStandardDeviation,
                 m.maxPercentRelativeStandardDeviation, m.maxStandardDeviation,
+                record.hardwareClass ?? Baseline.unknownHardwareClass, record.verdict?.baselineAverage,
             ])
         }
     }
