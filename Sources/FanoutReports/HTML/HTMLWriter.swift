@@ -7,7 +7,8 @@ import FanoutCore
 ///
 /// No network: inline CSS, no script, no external resource; `<details>` folds what is long, so it reads the same with
 /// JavaScript off. Large runs stay usable: lists are capped, and only the first failures are shown in full (the rest
-/// by id), within a byte budget. Everything that came from a test or an agent goes through `HTMLEscaping.escape`.
+/// by id), within a byte budget; failure entries, trend charts and long tables are `content-visibility: auto`, so a
+/// browser lays out only what is on screen (10,000 tests with 2,000 failures: see docs/report-html.md). Everything that came from a test or an agent goes through `HTMLEscaping.escape`.
 public struct HTMLWriter: Sendable {
     public static let fileName = "report.html"
 
@@ -350,7 +351,7 @@ public struct HTMLWriter: Sendable {
             }
             if !figures.isEmpty {
                 out += "<p class=\"legend\"><span class=\"key past\"></span>earlier runs (newest \(Self.trendRuns) at most) "
-                    + "<span class=\"key this-run\"></span>this run <span class=\"key-line baseline\"></span>baseline "
+                    + "<span class=\"key this-run\"></span>this run, in its verdict&#39;s color <span class=\"key-line baseline\"></span>baseline "
                     + "<span class=\"key allowed\"></span>allowed, up to the regression limit</p>\n"
                     + "<div class=\"trends\">\n\(figures)</div>\n"
             }
@@ -437,8 +438,10 @@ public struct HTMLWriter: Sendable {
     svg.trend rect.allowed { fill: #dafbe1; } svg.trend line.baseline { stroke: var(--pass); stroke-width: 1.5; stroke-dasharray: 5 3; } svg.trend line.baseline-then { stroke: var(--pass); stroke-width: 2; }
     circle.point.past { fill: #57606a; } circle.point.this-run { fill: var(--steal); stroke: #1f2328; stroke-width: 1.5; } circle.point.this-run.regression { fill: var(--fail); }
     circle.point.this-run.too-noisy { fill: var(--requeue); } circle.point.this-run.passed { fill: var(--pass); }
-    .key.past { background: #57606a; border-radius: 6px; } .key.this-run { background: var(--steal); border-radius: 6px; border: 1px solid #1f2328; } .key.allowed { background: #dafbe1; } .key-line.baseline { border-color: var(--pass); }
+    .key.past { background: #57606a; border-radius: 6px; } .key.this-run { background: #fff; border-radius: 6px; border: 2px solid #1f2328; } .key.allowed { background: #dafbe1; } .key-line.baseline { border-color: var(--pass); }
     .verdict-regression { color: var(--fail); font-weight: 600; } .verdict-too-noisy { color: var(--requeue); font-weight: 600; }
+    li.test, li.brief, figure.trend, table.matrix, table.estimates, table.performance { content-visibility: auto; contain-intrinsic-size: auto 160px; }
+    li.brief { contain-intrinsic-size: auto 22px; } table.matrix, table.estimates { contain-intrinsic-size: auto 600px; }
     footer { margin-top: 32px; color: var(--muted); }
 
     """
