@@ -19,20 +19,24 @@
 #                                            20 % duration noise, then 5 % of the agents failing mid-run;
 #                                          - (as root) 32 SSH agents on loopback: connection setup, dispatch latency, the
 #                                            coordinator's CPU and memory over real runs;
+#                                          - report.html of a 10,000-test run with 2,000 failures opened in headless
+#                                            Chromium (fanout-bench report-page): load to rendered, in ms;
 #                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
 #                                          docs/bench-ratios.svg and README's figures. About 40 minutes here.
+#   scripts/bench.sh --page [--repeat K]   only the report page case (K page loads, the median; 5 by default).
 #
 # Generated suites, histories, reports and fleets live in $BENCH_DIR (default /tmp/fanout-bench), never in the repo.
 # Prints per case: wall time (build excluded), makespan, the lower bound LB, makespan / LB, wall - LB.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0
+repeat=1 full=0 page=0
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --page) page=1; shift ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,6 +47,22 @@ bash scripts/setup.sh
 echo "building fanout (release)…"
 swift build -c release --product fanout >/dev/null
 fanout="$(swift build -c release --show-bin-path)/fanout"
+
+# ---- report.html of a large run in a real browser (fanout-bench report-page; --page runs only this) ----------------
+# A measuring <script> goes into a copy of the page, never into the page fanout writes. Figures are printed; they are
+# not asserted anywhere (machines are shared and noisy) and recorded by hand in docs/report-html.md.
+report_page() {
+  echo
+  echo "== report.html: 10,000 tests, 2,000 failures, in headless Chromium =="
+  swift build -c release --product fanout-bench >/dev/null
+  "$(swift build -c release --show-bin-path)/fanout-bench" report-page --fanout "$fanout" --repeats "$1" \
+    --dir "$bench_dir/report-page" ${2:+--json "$2"}
+}
+if ((page)); then
+  report_page "$((repeat > 1 ? repeat : 5))"
+  exit 0
+fi
+
 bundle=$(bash scripts/build-demo.sh debug 2>/dev/null)
 demo="$root/Tests/Fixtures/DemoSuite"
 work=$(mktemp -d /tmp/fanout-bench.XXXXXX)
@@ -226,6 +246,8 @@ else
   "$bench" fleet-scale --agents 32 --slots 1 --port 2741 --latency 20 --dir "$bench_dir" --fanout "$fanout" \
     --repo "$root" --json "$results/fleet-scale.json" || echo "(the 32-agent scale failed: see above; the report goes on)"
 fi
+
+report_page 5 "$bench_dir/report-page.json" || echo "(the report page case failed: see above; the report goes on)"
 
 elapsed=$(($(date +%s) - started))
 echo

@@ -6,7 +6,8 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanout-bench",
         abstract: "Benchmarks of Fanout: generated suites against the alternatives, simulation at scale, a 32-agent fleet.",
-        subcommands: [Generate.self, RunSuite.self, Shards.self, Simulate.self, FleetScale.self, MergeScale.self, Report.self])
+        subcommands: [Generate.self, RunSuite.self, Shards.self, Simulate.self, FleetScale.self, MergeScale.self,
+                      ReportPage.self, Report.self])
 }
 
 struct Generate: ParsableCommand {

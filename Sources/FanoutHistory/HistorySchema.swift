@@ -2,8 +2,9 @@ import GRDB
 
 /// The tables of the history database, built by named migrations.
 ///
-/// Never edit a migration that has shipped: add the next one (`"v2"`, ...) so existing history files upgrade in
-/// place. Columns use snake_case so the file reads well in the `sqlite3` shell.
+/// Never edit a migration that has shipped: add the next one so existing history files upgrade in place. A
+/// migration's name is its identity in every file it ran on: give each a name of its own (a version and what it
+/// does), so that two added on separate branches both run after a merge instead of colliding. Columns use snake_case so the file reads well in the `sqlite3` shell.
 enum HistorySchema {
     /// The schema version a store opened by this build of Fanout has: the number of registered migrations.
     static var currentVersion: Int { migrator.migrations.count }
@@ -11,6 +12,7 @@ enum HistorySchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createV1)
+        migrator.registerMigration("v2 measurement hardware class and baseline", migrate: addMeasurementContext)
         return migrator
     }
 
@@ -140,5 +142,15 @@ enum HistorySchema {
         try db.create(index: "measurements_by_run", on: "measurements", columns: ["run"])
         try db.create(
             index: "measurements_by_test", on: "measurements", columns: ["destination", "module", "suite", "name"])
+    }
+
+    /// What a performance trend needs of a past measurement: the agent's hardware class (a trend compares like
+    /// with like, as baselines do; the empty string is "could not be read", NULL a row recorded before this
+    /// migration, which no trend uses) and the baseline average it was judged against, when it had one.
+    private static func addMeasurementContext(_ db: Database) throws {
+        try db.alter(table: "measurements") { t in
+            t.add(column: "hardware_class", .text)
+            t.add(column: "baseline", .double)
+        }
     }
 }

@@ -110,11 +110,19 @@ public struct PastMeasurement: Hashable, Sendable {
     public var startedAt: Date
     public var agent: String
     public var measurement: Measurement
+    /// The agent's hardware class (the empty string: it could not be read); nil for a measurement recorded before
+    /// the history kept it.
+    public var hardwareClass: String?
+    /// The baseline average the measurement was judged against, when it had one.
+    public var baseline: Double?
 
-    public init(runID: String, startedAt: Date, agent: String, measurement: Measurement) {
+    public init(runID: String, startedAt: Date, agent: String, measurement: Measurement, hardwareClass: String? = nil,
+                baseline: Double? = nil) {
         self.runID = runID
         self.startedAt = startedAt
         self.agent = agent
         self.measurement = measurement
+        self.hardwareClass = hardwareClass
+        self.baseline = baseline
     }
 }

@@ -105,14 +105,14 @@ extension HistoryStore {
     private static func insertMeasurements(_ run: HistoryRun, run key: Int64, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO measurements (run, destination, agent, module, suite, name, metric, unit, identifier,
-                samples, average, rsd, max_rsd, max_std)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                samples, average, rsd, max_rsd, max_std, hardware_class, baseline)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for m in run.measurements {
             try statement.execute(arguments: [
                 key, m.destination, m.agent, m.module, m.suite, m.name, m.metric, m.unit, m.identifier,
                 try json(m.samples), m.average, m.relativeStandardDeviation, m.maxRelativeStandardDeviation,
-                m.maxStandardDeviation,
+                m.maxStandardDeviation, m.hardwareClass, m.baseline,
             ])
         }
     }

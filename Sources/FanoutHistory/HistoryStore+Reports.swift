@@ -112,17 +112,47 @@ extension HistoryStore {
                 WHERE m.destination = ? AND m.module = ? AND m.suite = ? AND m.name = ?
                 ORDER BY r.started_at DESC, r.run_id DESC, m.rowid
                 LIMIT ?
-                """, arguments: [destination, test.suite.module, test.suite.name, test.name, limit]).map { row in
-                // NaN was stored as NULL by SQLite; give it back as NaN rather than inventing a number.
-                let measurement = Measurement(
-                    test: test, metric: row["metric"], unit: row["unit"], identifier: row["identifier"],
-                    values: decodeJSON([Double].self, from: row["samples"]) ?? [],
-                    average: row["average"] ?? .nan, relativeStandardDeviation: row["rsd"] ?? .nan,
-                    maxPercentRelativeStandardDeviation: row["max_rsd"], maxStandardDeviation: row["max_std"])
-                return PastMeasurement(runID: row["run_id"], startedAt: row["run_started_at"], agent: row["agent"],
-                                       measurement: measurement)
-            }
+                """, arguments: [destination, test.suite.module, test.suite.name, test.name, limit])
+                .map { Self.pastMeasurement(test, $0) }
         }
+    }
+
+    /// The trend of one metric: its result in each of the newest `limit` runs that measured `test` on
+    /// `destination` with an agent of `hardwareClass` (nil: a class that could not be read), newest first, one per
+    /// run (the run's last, as the verdict and baselines take it). `metric` is the key baselines use (the metric's
+    /// identifier, or its name when it has none). Runs recorded before hardware classes were kept are left out,
+    /// and so is `excludingRun`: a run is never part of its own past.
+    public func measurementTrend(of test: TestID, metric: String, destination: String, hardwareClass: String?,
+                                 excludingRun: String, limit: Int = 10) throws(HistoryError) -> [PastMeasurement]
+    {
+        try read("read the trend of \(test)") { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM (
+                    SELECT m.*, r.run_id, r.started_at AS run_started_at,
+                        ROW_NUMBER() OVER (PARTITION BY m.run ORDER BY m.rowid DESC) AS newest_in_run
+                    FROM measurements m JOIN runs r ON r.id = m.run
+                    WHERE m.destination = ? AND m.module = ? AND m.suite = ? AND m.name = ?
+                        AND (CASE WHEN m.identifier = '' THEN m.metric ELSE m.identifier END) = ?
+                        AND m.hardware_class = ? AND r.run_id <> ?)
+                WHERE newest_in_run = 1
+                ORDER BY run_started_at DESC, run_id DESC
+                LIMIT ?
+                """, arguments: [destination, test.suite.module, test.suite.name, test.name, metric,
+                                 hardwareClass ?? Baseline.unknownHardwareClass, excludingRun, limit])
+                .map { Self.pastMeasurement(test, $0) }
+        }
+    }
+
+    private static func pastMeasurement(_ test: TestID, _ row: Row) -> PastMeasurement {
+        // NaN was stored as NULL by SQLite; give it back as NaN rather than inventing a number.
+        let measurement = Measurement(
+            test: test, metric: row["metric"], unit: row["unit"], identifier: row["identifier"],
+            values: decodeJSON([Double].self, from: row["samples"]) ?? [],
+            average: row["average"] ?? .nan, relativeStandardDeviation: row["rsd"] ?? .nan,
+            maxPercentRelativeStandardDeviation: row["max_rsd"], maxStandardDeviation: row["max_std"])
+        return PastMeasurement(runID: row["run_id"], startedAt: row["run_started_at"], agent: row["agent"],
+                               measurement: measurement, hardwareClass: row["hardware_class"],
+                               baseline: row["baseline"])
     }
 
     /// Rows per table, for diagnostics and tests.

@@ -58,6 +58,19 @@ import Testing
         #expect(v.message.contains("against the baseline 1.000 s"), "\(v.message)")
     }
 
+    @Test func theRegressionLimitIsTheBaselinePlusTheLargerAllowance() {
+        // 2.0 s: 10% (0.2 s) is the larger; 20 ms: 0.1 s is. Whatever the verdict, the limit is the baseline's.
+        #expect(verdict(measure(2.1), [baseline(2.0)]).regressionAbove == 2.2)
+        #expect(abs((verdict(measure(0.5), [baseline(0.02)]).regressionAbove ?? 0) - 0.12) < 1e-12)
+        #expect(verdict(measure(0.5), [baseline(0.02)]).kind == .regression)
+        let noisy = verdict(measure(0.5, values: [0.01, 0.99]), [baseline(0.02)])
+        #expect(noisy.kind == .tooNoisy)
+        #expect(abs((noisy.regressionAbove ?? 0) - 0.12) < 1e-12, "too noisy too")
+        #expect(verdict(measure(0.5), []).regressionAbove == nil, "no baseline, no limit")
+        let looser = PerformanceJudge(rules: PerformanceRules(relativeRegression: 0.5, absoluteRegression: 0.01))
+        #expect(verdict(measure(2.1), [baseline(2.0)], judge: looser).regressionAbove == 3.0)
+    }
+
     @Test func regressionNeedsBothThresholds() {
         // Over 10% but only just at 0.1 s, then over 0.1 s but only at 10%: neither is a regression.
         #expect(verdict(measure(0.6), [baseline(0.5)]).kind == .passed)

@@ -101,6 +101,37 @@ struct HistoryQueriesTests {
         #expect(try store.measurements(of: test, destination: "elsewhere").isEmpty)
     }
 
+    @Test func aTrendIsOneResultPerEarlierRunOfTheSameMetricDestinationAndHardwareClass() throws {
+        let store = try HistoryStore.inMemory()
+        let test = TestID(suite: login, name: "testMeasureLogin")
+        let xeon = "Intel Xeon × 8"
+        for minute in 0..<4 {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            // Two results of the metric in one run (a retry): the run's last one counts, as for baselines.
+            run.addMeasurement(test, values: [9, 9], hardwareClass: xeon)
+            run.addMeasurement(test, values: [Double(minute)], hardwareClass: xeon, baseline: minute >= 2 ? 1.5 : nil)
+            // Never part of the trend: another metric, another hardware class, an unknown one, another destination.
+            run.addMeasurement(test, values: [50], identifier: "org.swift.XCTPerformanceMetric_Other", hardwareClass: xeon)
+            run.addMeasurement(test, values: [60], hardwareClass: "Apple M2 × 10")
+            run.addMeasurement(test, values: [70], hardwareClass: nil)
+            try store.record(run.build())
+        }
+        var elsewhere = ReportBuilder("run-9", minute: 9, destination: "release")
+        elsewhere.addMeasurement(test, values: [80], hardwareClass: xeon)
+        try store.record(elsewhere.build())
+
+        let trend = try store.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
+                                               destination: "local", hardwareClass: xeon, excludingRun: "run-3", limit: 2)
+        #expect(trend.map(\.runID) == ["run-2", "run-1"], "newest first, the excluded run left out, at most 2")
+        #expect(trend.map(\.measurement.values) == [[2], [1]])
+        #expect(trend.map(\.baseline) == [1.5, nil])
+        #expect(trend.allSatisfy { $0.hardwareClass == xeon })
+        let unknown = try store.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
+                                                 destination: "local", hardwareClass: nil, excludingRun: "none")
+        #expect(unknown.map(\.measurement.values) == [[70], [70], [70], [70]], "unknown matches unknown only")
+        #expect(unknown.allSatisfy { $0.hardwareClass == Baseline.unknownHardwareClass })
+    }
+
     @Test(arguments: [
         ([5.0], 0.8, 5.0),
         ([1.0, 2, 3, 4, 5], 0.5, 3.0),

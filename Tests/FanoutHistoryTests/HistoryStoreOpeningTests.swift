@@ -1,6 +1,7 @@
 import FanoutCore
 @testable import FanoutHistory
 import Foundation
+import GRDB
 import Testing
 
 @Suite("Opening history files: fresh, existing, corrupt, truncated, unusable", .timeLimit(.minutes(2)))
@@ -16,7 +17,7 @@ struct HistoryStoreOpeningTests {
         let (store, warnings) = try HistoryStore.open(at: path)
         #expect(warnings.isEmpty)
         #expect(FileManager.default.fileExists(atPath: path))
-        #expect(HistoryStore.currentSchemaVersion == 1)
+        #expect(HistoryStore.currentSchemaVersion == 2)
         #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
         #expect(try HistoryStore.inMemory().schemaVersion() == HistoryStore.currentSchemaVersion)
     }
@@ -160,6 +161,43 @@ struct HistoryStoreOpeningTests {
             _ = try HistoryStore.open(at: path)
         }
         #expect(try folder.files() == ["history.sqlite"])
+    }
+
+    @Test func aFileOfTheFirstSchemaIsMigratedInPlaceAndItsMeasurementsStayOutOfTrends() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        let test = TestID(module: "AppTests", suite: "PerfTests", name: "testSort")
+        do {
+            // A file as the first Fanout left it: only "v1", a measurement without hardware class or baseline.
+            let queue = try DatabaseQueue(path: path)
+            try HistorySchema.migrator.migrate(queue, upTo: "v1")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO runs (run_id, started_at, finished_at, fanout_version, exit_code, interrupted,
+                        destinations, slots, wall, preparation, makespan, lower_bound, predicted_makespan,
+                        planned_lower_bound, total_estimate, total, passed, flaky, failed, skipped, crashed, timed_out,
+                        not_run)
+                    VALUES ('old', '2026-01-01 00:00:00.000', '2026-01-01 00:01:00.000', '0.1', 0, 0, '["local"]', 2,
+                        1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0)
+                    """)
+                try db.execute(sql: """
+                    INSERT INTO measurements (run, destination, agent, module, suite, name, metric, unit, identifier,
+                        samples, average, rsd) VALUES (1, 'local', 'local', 'AppTests', 'PerfTests', 'testSort', 'Time',
+                        'seconds', 'org.swift.XCTPerformanceMetric_WallClockTime', '[0.5]', 0.5, 0)
+                    """)
+            }
+        }
+        let (store, warnings) = try HistoryStore.open(at: path)
+        #expect(warnings.isEmpty)
+        #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
+        #expect(try store.measurements(of: test, destination: "local").map(\.runID) == ["old"], "the old row is kept")
+        var run = ReportBuilder("new", minute: 0)
+        run.addMeasurement(test, values: [0.25], hardwareClass: nil)
+        try store.record(run.build())
+        let trend = try store.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
+                                               destination: "local", hardwareClass: nil, excludingRun: "")
+        #expect(trend.map(\.runID) == ["new"], "a row from before hardware classes were kept matches no class")
     }
 
     @Test func asideTimestampIsDigitsOfTheLocalClock() {

@@ -72,6 +72,25 @@ struct HistoryTransferTests {
         #expect(abs(newest - 1_800_000_120.123) < 0.000_5, "milliseconds survive the trip")
     }
 
+    @Test func exportThenImportKeepsWhatPerformanceTrendsNeed() throws {
+        let original = try HistoryStore.inMemory()
+        let test = TestID(suite: login, name: "testMeasureLogin")
+        for minute in 0..<3 {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            run.addMeasurement(test, values: [Double(minute) + 1], hardwareClass: "Intel Xeon × 8", baseline: minute > 0 ? 1.5 : nil)
+            try original.record(run.build())
+        }
+        let copy = try HistoryStore.inMemory()
+        _ = try copy.importRuns(try HistoryExport.decode(
+            try HistoryExport(exportedAt: Date(), fanoutVersion: "test", runs: try original.exportRuns()).encoded(),
+            path: "export.json").runs)
+        let trend = try copy.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
+                                              destination: "local", hardwareClass: "Intel Xeon × 8", excludingRun: "none")
+        #expect(trend.map(\.runID) == ["run-2", "run-1", "run-0"], "hardware classes survive the trip")
+        #expect(trend.map(\.baseline) == [1.5, 1.5, nil], "and the baselines the results were judged against")
+        #expect(trend.map(\.measurement.values) == [[3], [2], [1]])
+    }
+
     @Test func theFileIsVersionedStableJSON() throws {
         let export = HistoryExport(exportedAt: Date(timeIntervalSince1970: 1_800_000_000),
                                    fanoutVersion: "test", runs: try sampleStore().exportRuns())

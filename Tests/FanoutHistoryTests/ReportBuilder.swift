@@ -58,13 +58,16 @@ struct ReportBuilder {
                                 log: ""))
     }
 
-    mutating func addMeasurement(_ test: TestID, values: [Double]) {
+    mutating func addMeasurement(_ test: TestID, values: [Double], identifier: String = "org.swift.XCTPerformanceMetric_WallClockTime",
+                                 hardwareClass: String? = nil, baseline: Double? = nil) {
         let average = values.reduce(0, +) / Double(values.count)
         let measurement = FanoutCore.Measurement(
-            test: test, metric: "Time", unit: "seconds", identifier: "org.swift.XCTPerformanceMetric_WallClockTime",
+            test: test, metric: "Time", unit: "seconds", identifier: identifier,
             values: values, average: average, relativeStandardDeviation: 12.5,
             maxPercentRelativeStandardDeviation: 10, maxStandardDeviation: 0.1)
-        measurements.append(MeasurementRecord(destination: destination, agent: "agent-1", measurement: measurement))
+        measurements.append(MeasurementRecord(
+            destination: destination, agent: "agent-1", measurement: measurement, hardwareClass: hardwareClass,
+            verdict: baseline.map { PerformanceVerdict(kind: .passed, baselineAverage: $0, message: "judged") }))
     }
 
     func build(exitCode: Int32 = 0) -> RunReport {

@@ -110,6 +110,56 @@ import Testing
             .contains("FAILED · 1 performance regression fails the run; every test passed · exit 1"))
     }
 
+    /// Three runs recorded in one history: the third report.json carries the two earlier results of its metric (run
+    /// ids, dates, averages, the baseline each was judged against) and its pages draw them, from report.json alone.
+    @Test func theThirdRecordedRunCarriesTheTrendOfTheTwoBeforeAndDrawsIt() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        func recorded(_ name: String, env: [String: String] = [:], failOnRegression: Bool = false) -> RunSettings {
+            var s = settings(bundle, dir, name, env: env, failOnRegression: failOnRegression)
+            s.recordHistory = true
+            return s
+        }
+        let first = try await judgedRun(recorded("first"))
+        #expect(try measurement(first.report).trend == nil, "no history yet: no trend, and none invented")
+        let (code, out, err) = try await runCLI(["baseline", "accept", "--from", dir.file("first/report.json"),
+                                                 "--baselines", dir.file("baselines.json")])
+        #expect(code == 0, "\(out)\n\(err)")
+        let second = try await judgedRun(recorded("second"))
+        #expect(try measurement(second.report).trend?.runs.map(\.runID) == [first.report.runID])
+
+        // The third is slowed by 0.3 s per iteration and fails the run on the regression.
+        let third = try await judgedRun(recorded("third", env: ["DEMO_PERF_SLOW": "1"], failOnRegression: true))
+        #expect(third.exitCode == .testFailures)
+        let written = try JSONReportWriter().read(from: URL(fileURLWithPath: dir.file("third/report.json")))
+        let record = try measurement(written)
+        let trend = try #require(record.trend, "the third report carries its trend")
+        #expect(trend.runs.map(\.runID) == [first.report.runID, second.report.runID], "oldest first, itself excluded")
+        #expect(trend.runs.map(\.startedAt) == [first.report.startedAt, second.report.startedAt])
+        let averages = try [first, second].map { try measurement($0.report).measurement.meanOfValues }
+        #expect(zip(trend.runs.map(\.average), averages).allSatisfy { abs($0 - $1) < 1e-9 }, "\(trend.runs)")
+        let accepted = try #require(try measurement(second.report).verdict?.baselineAverage)
+        #expect(trend.runs.map(\.baseline) == [nil, accepted], "each run's baseline at the time")
+        let verdict = try #require(record.verdict)
+        #expect(verdict.kind == .regression && verdict.baselineAverage == accepted)
+        #expect(verdict.regressionAbove.map { $0 > accepted } == true)
+
+        let html = try read(dir.file("third/report.html"))
+        #expect(html.components(separatedBy: "<svg class=\"trend\"").count - 1 == 1, "one chart: one metric")
+        #expect(html.components(separatedBy: "<circle class=\"point ").count - 1 == 3, "three points")
+        #expect(html.components(separatedBy: "<circle class=\"point past\"").count - 1 == 2)
+        #expect(html.contains("<circle class=\"point this-run regression\""))
+        #expect(html.contains("<line class=\"baseline\"") && html.contains("<rect class=\"allowed\""))
+        #expect(html.contains("run \(first.report.runID) · "))
+        let summary = try read(dir.file("third/summary.md"))
+        #expect(summary.contains("\\(2 earlier runs, then this one\\)"), "\(summary)")
+        // The page is the same when drawn again from report.json alone.
+        let (hc, _, herr) = try await runCLI(["report", "html", "--from", dir.file("third/report.json"),
+                                              "--out", dir.file("again.html")])
+        #expect(hc == 0, "\(herr)")
+        #expect(try read(dir.file("again.html")) == html)
+    }
+
     @Test func plantedNoisyMeasurementIsFlagged() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

@@ -413,7 +413,7 @@ public final class Coordinator: Sendable {
         let all = await state.finished.sorted { $0.unit.id < $1.unit.id }
         let finished = all.filter { !$0.superseded }
         let overheads = await state.measuredOverheads
-        var warnings = await state.warnings
+        let warnings = await state.warnings
         let measurements = await state.measurements
 
         let classes = Self.classReports(items: prepared.items, finished: finished, results: results)
@@ -474,15 +474,26 @@ public final class Coordinator: Sendable {
         report.shard = settings.shard
         exit = BaselineFile.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
-        if settings.recordHistory, !interrupted {
+        // Each measurement's trend is read before the run is recorded (a run is not its own past); a history that
+        // does not exist yet has no past, and is not created for it when this run is not recorded.
+        let readsTrends = !report.measurements.isEmpty && FileManager.default.fileExists(atPath: settings.historyPath)
+        let records = settings.recordHistory && !interrupted
+        if readsTrends || records {
             do {
                 let (store, notes) = try HistoryStore.open(at: settings.historyPath)
-                warnings += notes
-                try store.record(report)
+                report.warnings += notes
+                if readsTrends {
+                    do {
+                        try MeasurementTrends.fill(&report, from: store)
+                    } catch {
+                        report.warnings.append("performance trends were not read from the timing history: \(error)")
+                    }
+                }
+                if records { try store.record(report) }
             } catch {
-                warnings.append("the timing history was not updated: \(error)")
+                report.warnings.append(records ? "the timing history was not updated: \(error)"
+                                               : "performance trends were not read from the timing history: \(error)")
             }
-            report.warnings = warnings
         }
 
         do {

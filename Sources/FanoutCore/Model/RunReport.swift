@@ -224,14 +224,18 @@ public struct MeasurementRecord: Codable, Sendable, Hashable {
     public var hardwareClass: String?
     /// The verdict against the baseline of this destination and hardware class (nil when not judged).
     public var verdict: PerformanceVerdict?
+    /// Earlier runs' results of the same test and metric on this destination and hardware class, from the timing
+    /// history. Nil when no history was read (none yet, or a report written before trends existed).
+    public var trend: PerformanceTrend?
 
     public init(destination: String, agent: String, measurement: Measurement, hardwareClass: String? = nil,
-                verdict: PerformanceVerdict? = nil) {
+                verdict: PerformanceVerdict? = nil, trend: PerformanceTrend? = nil) {
         self.destination = destination
         self.agent = agent
         self.measurement = measurement
         self.hardwareClass = hardwareClass
         self.verdict = verdict
+        self.trend = trend
     }
 }
 

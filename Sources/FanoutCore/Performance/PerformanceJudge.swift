@@ -39,6 +39,10 @@ public struct PerformanceJudge: Sendable {
         let unit = m.unit
         let delta = baseline.map { average - $0.average }
         let change = baseline.flatMap { b in b.average != 0 ? (average - b.average) / b.average : nil }
+        // Regression is more than both allowances over the baseline: above the larger of the two.
+        let above = baseline.map { b in
+            b.average + max(limits.relativeRegression * abs(b.average), limits.absoluteRegression)
+        }
         let versus = baseline.map { b in
             "average \(Self.show(average, unit)) against the baseline \(Self.show(b.average, unit))"
                 + " (\(Self.signedPercent(change)), \(Self.signed(delta ?? 0, unit)))"
@@ -49,7 +53,8 @@ public struct PerformanceJudge: Sendable {
                 return PerformanceVerdict(
                     kind: .tooNoisy, baselineAverage: baseline?.average, change: change,
                     message: "standard deviation \(Self.show(sd, unit)) is more than the \(Self.show(allowed, unit)) "
-                        + "the baseline allows: too noisy to judge" + (versus.map { "; \($0)" } ?? ""))
+                        + "the baseline allows: too noisy to judge" + (versus.map { "; \($0)" } ?? ""),
+                    regressionAbove: above)
             }
         } else if Self.exceeds(sd, limits.relativeNoise * abs(average)), Self.exceeds(sd, limits.absoluteNoise) {
             let relative = average != 0 ? " (\(Self.percent(sd / abs(average))) of the average)" : ""
@@ -58,7 +63,8 @@ public struct PerformanceJudge: Sendable {
                 message: "standard deviation \(Self.show(sd, unit))\(relative) is more than "
                     + "\(Self.percent(limits.relativeNoise)) of the average and more than "
                     + "\(Self.show(limits.absoluteNoise, unit)): too noisy to judge"
-                    + (versus.map { "; \($0)" } ?? ""))
+                    + (versus.map { "; \($0)" } ?? ""),
+                regressionAbove: above)
         }
 
         guard let baseline, let delta, let versus else {
@@ -72,10 +78,10 @@ public struct PerformanceJudge: Sendable {
         if Self.exceeds(delta, limits.relativeRegression * abs(baseline.average)),
            Self.exceeds(delta, limits.absoluteRegression) {
             return PerformanceVerdict(kind: .regression, baselineAverage: baseline.average, change: change,
-                                      message: "\(versus): more than \(limitText) slower")
+                                      message: "\(versus): more than \(limitText) slower", regressionAbove: above)
         }
         return PerformanceVerdict(kind: .passed, baselineAverage: baseline.average, change: change,
-                                  message: "\(versus): within \(limitText)")
+                                  message: "\(versus): within \(limitText)", regressionAbove: above)
     }
 
     /// The records with their `verdict` filled in.

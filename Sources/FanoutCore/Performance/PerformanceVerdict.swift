@@ -21,18 +21,23 @@ public struct PerformanceVerdict: Hashable, Codable, Sendable {
     /// True when this verdict fails the run: a regression while `--fail-on-perf-regression` is on. Written only when
     /// true; a report without it reads as false.
     public var failsRun: Bool
+    /// The average above which this result is a regression: the baseline plus the larger of the relative and the
+    /// absolute allowance of the test's thresholds. With `baselineAverage`, the band a chart shades as allowed.
+    /// Missing without a baseline (and in reports written before it existed).
+    public var regressionAbove: Double?
 
     public init(kind: Kind, baselineAverage: Double? = nil, change: Double? = nil, message: String,
-                failsRun: Bool = false) {
+                failsRun: Bool = false, regressionAbove: Double? = nil) {
         self.kind = kind
         self.baselineAverage = baselineAverage
         self.change = change
         self.message = message
         self.failsRun = failsRun
+        self.regressionAbove = regressionAbove
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, baselineAverage, change, message, failsRun
+        case kind, baselineAverage, change, message, failsRun, regressionAbove
     }
 
     public init(from decoder: any Decoder) throws {
@@ -42,6 +47,7 @@ public struct PerformanceVerdict: Hashable, Codable, Sendable {
         change = try c.decodeIfPresent(Double.self, forKey: .change)
         message = try c.decode(String.self, forKey: .message)
         failsRun = try c.decodeIfPresent(Bool.self, forKey: .failsRun) ?? false
+        regressionAbove = try c.decodeIfPresent(Double.self, forKey: .regressionAbove)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -51,6 +57,7 @@ public struct PerformanceVerdict: Hashable, Codable, Sendable {
         try c.encodeIfPresent(change, forKey: .change)
         try c.encode(message, forKey: .message)
         if failsRun { try c.encode(true, forKey: .failsRun) }
+        try c.encodeIfPresent(regressionAbove, forKey: .regressionAbove)
     }
 }
 

@@ -185,10 +185,15 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         public var relativeStandardDeviation: Double?
         public var maxRelativeStandardDeviation: Double?
         public var maxStandardDeviation: Double?
+        /// The agent's hardware class ("" when it could not be read; absent for a measurement recorded before
+        /// Fanout kept it, which no performance trend uses) and the baseline average it was judged against.
+        public var hardwareClass: String?
+        public var baseline: Double?
 
         public init(destination: String, agent: String, test: TestID, metric: String, unit: String,
                     identifier: String, samples: [Double], average: Double?, relativeStandardDeviation: Double?,
-                    maxRelativeStandardDeviation: Double?, maxStandardDeviation: Double?) {
+                    maxRelativeStandardDeviation: Double?, maxStandardDeviation: Double?, hardwareClass: String? = nil,
+                    baseline: Double? = nil) {
             self.destination = destination
             self.agent = agent
             self.module = test.suite.module
@@ -202,14 +207,19 @@ public struct HistoryRun: Codable, Sendable, Hashable {
             self.relativeStandardDeviation = relativeStandardDeviation
             self.maxRelativeStandardDeviation = maxRelativeStandardDeviation
             self.maxStandardDeviation = maxStandardDeviation
+            self.hardwareClass = hardwareClass
+            self.baseline = baseline
         }
 
-        public init(destination: String, agent: String, measurement m: Measurement) {
-            self.init(destination: destination, agent: agent, test: m.test, metric: m.metric, unit: m.unit,
+        public init(_ record: MeasurementRecord) {
+            let m = record.measurement
+            self.init(destination: record.destination, agent: record.agent, test: m.test, metric: m.metric, unit: m.unit,
                       identifier: m.identifier, samples: m.values, average: m.average,
                       relativeStandardDeviation: m.relativeStandardDeviation,
                       maxRelativeStandardDeviation: m.maxPercentRelativeStandardDeviation,
-                      maxStandardDeviation: m.maxStandardDeviation)
+                      maxStandardDeviation: m.maxStandardDeviation,
+                      hardwareClass: record.hardwareClass ?? Baseline.unknownHardwareClass,
+                      baseline: record.verdict?.baselineAverage)
         }
     }
 }
@@ -244,8 +254,6 @@ extension HistoryRun {
                                         failure: attempt.issues.first(where: \.isFailure)?.message)
                         })
             },
-            measurements: report.measurements.map {
-                MeasurementRun(destination: $0.destination, agent: $0.agent, measurement: $0.measurement)
-            })
+            measurements: report.measurements.map(MeasurementRun.init))
     }
 }

@@ -135,7 +135,7 @@ extension HistoryStore {
                 unit: row["unit"], identifier: row["identifier"],
                 samples: decodeJSON([Double].self, from: row["samples"]) ?? [], average: row["average"],
                 relativeStandardDeviation: row["rsd"], maxRelativeStandardDeviation: row["max_rsd"],
-                maxStandardDeviation: row["max_std"])
+                maxStandardDeviation: row["max_std"], hardwareClass: row["hardware_class"], baseline: row["baseline"])
         }
     }
 

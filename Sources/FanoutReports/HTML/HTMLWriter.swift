@@ -7,7 +7,8 @@ import FanoutCore
 ///
 /// No network: inline CSS, no script, no external resource; `<details>` folds what is long, so it reads the same with
 /// JavaScript off. Large runs stay usable: lists are capped, and only the first failures are shown in full (the rest
-/// by id), within a byte budget. Everything that came from a test or an agent goes through `HTMLEscaping.escape`.
+/// by id), within a byte budget; failure entries, trend charts and long tables are `content-visibility: auto`, so a
+/// browser lays out only what is on screen (10,000 tests with 2,000 failures: see docs/report-html.md). Everything that came from a test or an agent goes through `HTMLEscaping.escape`.
 public struct HTMLWriter: Sendable {
     public static let fileName = "report.html"
 
@@ -31,6 +32,10 @@ public struct HTMLWriter: Sendable {
     static let slowestRows = 20
     static let flakyRows = 200
     static let measurementRows = 1_000
+    /// Trend charts drawn (each a few kilobytes of SVG); the rest of the trends are in report.json.
+    static let trendCharts = 100
+    /// What the legend says of the earlier runs a trend holds (the coordinator reads that many).
+    static let trendRuns = 10
     static let warningRows = 500
     /// Characters of one message or one log line shown; beyond, cut with a note.
     static let textLimit = 20_000
@@ -304,29 +309,58 @@ public struct HTMLWriter: Sendable {
             ($0.destination, $0.hardwareClass ?? "", $0.measurement.test, $0.measurement.metric)
                 < ($1.destination, $1.hardwareClass ?? "", $1.measurement.test, $1.measurement.metric)
         }
-        var current: (String, String)?
+        // One table per destination and hardware class (baselines and trends never cross them), then its charts.
+        var groups: [[MeasurementRecord]] = []
         for record in sorted.prefix(Self.measurementRows) {
-            let key = (record.destination, record.hardwareClass ?? "")
-            if current.map({ $0 != key }) ?? true {
-                if current != nil { out += "</tbody></table>\n" }
-                current = key
-                out += "<h3>\(e(record.destination, line: true)) · \(e(record.hardwareClass ?? "hardware class unknown", line: true))</h3>\n"
-                    + "<table class=\"performance\"><thead><tr><th>test</th><th>metric</th><th>average</th><th>RSD</th>"
-                    + "<th>values</th><th>verdict</th><th>baseline</th><th>agent</th></tr></thead><tbody>\n"
+            if let last = groups.last?.last, last.destination == record.destination,
+               last.hardwareClass == record.hardwareClass {
+                groups[groups.count - 1].append(record)
+            } else {
+                groups.append([record])
             }
-            let m = record.measurement
-            let verdictClass = record.verdict.map { $0.kind.rawValue } ?? "recorded"
-            out += "<tr><td><code>\(e(m.test.description, line: true))</code></td><td>\(e(m.metric, line: true))</td>"
-                + "<td>\(e(PerformanceText.value(m.average, unit: m.unit), line: true))</td>"
-                + "<td>\(String(format1: m.relativeStandardDeviation))%</td>"
-                + "<td>\(HTMLTimeline.sparkline(m.values, unit: m.unit))</td>"
-                + "<td class=\"verdict-\(verdictClass)\">\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))</td>"
-                + "<td>\(e(record.verdict?.baselineAverage.map { PerformanceText.value($0, unit: m.unit) } ?? "—", line: true))</td>"
-                + "<td>\(e(record.agent, line: true))</td></tr>\n"
         }
-        out += "</tbody></table>\n"
+        var charts = 0
+        for group in groups {
+            out += "<h3>\(e(group[0].destination, line: true)) · \(e(group[0].hardwareClass ?? "hardware class unknown", line: true))</h3>\n"
+                + "<table class=\"performance\"><thead><tr><th>test</th><th>metric</th><th>average</th><th>RSD</th>"
+                + "<th>values</th><th>verdict</th><th>baseline</th><th>agent</th></tr></thead><tbody>\n"
+            for record in group {
+                let m = record.measurement
+                let verdictClass = record.verdict.map { $0.kind.rawValue } ?? "recorded"
+                out += "<tr><td><code>\(e(m.test.description, line: true))</code></td><td>\(e(m.metric, line: true))</td>"
+                    + "<td>\(e(PerformanceText.value(m.average, unit: m.unit), line: true))</td>"
+                    + "<td>\(String(format1: m.relativeStandardDeviation))%</td>"
+                    + "<td>\(HTMLTimeline.sparkline(m.values, unit: m.unit))</td>"
+                    + "<td class=\"verdict-\(verdictClass)\">\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))</td>"
+                    + "<td>\(e(record.verdict?.baselineAverage.map { PerformanceText.value($0, unit: m.unit) } ?? "—", line: true))</td>"
+                    + "<td>\(e(record.agent, line: true))</td></tr>\n"
+            }
+            out += "</tbody></table>\n"
+            // Trends, regressions first: a chart per metric with earlier runs or a baseline to compare with.
+            let ranked = group.filter { $0.verdict?.kind == .regression } + group.filter { $0.verdict?.kind != .regression }
+            var figures = ""
+            for record in ranked {
+                guard charts < Self.trendCharts, let chart = HTMLTrendChart.svg(record) else { continue }
+                charts += 1
+                let m = record.measurement
+                let runs = record.trend?.runs.count ?? 0
+                figures += "<figure class=\"trend\">\(chart)<figcaption><code>\(e(m.test.description, line: true))</code> · "
+                    + "\(e(m.metric, line: true)) · \(runs) earlier run\(runs == 1 ? "" : "s") · "
+                    + "\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))"
+                    + "</figcaption></figure>\n"
+            }
+            if !figures.isEmpty {
+                out += "<p class=\"legend\"><span class=\"key past\"></span>earlier runs (newest \(Self.trendRuns) at most) "
+                    + "<span class=\"key this-run\"></span>this run, in its verdict&#39;s color <span class=\"key-line baseline\"></span>baseline "
+                    + "<span class=\"key allowed\"></span>allowed, up to the regression limit</p>\n"
+                    + "<div class=\"trends\">\n\(figures)</div>\n"
+            }
+        }
         if sorted.count > Self.measurementRows {
             out += "<p class=\"note\">… and \(sorted.count - Self.measurementRows) more measurements in report.json.</p>\n"
+        }
+        if charts == Self.trendCharts {
+            out += "<p class=\"note\">Trends are drawn for the first \(Self.trendCharts) measurements; every trend is in report.json.</p>\n"
         }
         return out + "</section>\n"
     }
@@ -398,7 +432,16 @@ public struct HTMLWriter: Sendable {
     .key.passed { background: var(--pass); } .key.failed { background: var(--fail); } .key.crashed { background: var(--crash); } .key.stolen { background: var(--steal); } .key.requeued { background: var(--requeue); }
     .key-line { display: inline-block; width: 16px; margin: 0 4px 0 10px; vertical-align: middle; border-top: 2px dashed #1f2328; } .key-line.lower-bound { border-color: var(--fail); }
     svg.spark polyline { fill: none; stroke: var(--steal); stroke-width: 1.5; }
+    div.trends { display: flex; flex-wrap: wrap; gap: 8px 16px; } figure.trend { margin: 4px 0; } figure.trend figcaption { font-size: 12px; max-width: 360px; word-break: break-all; }
+    svg.trend { border: 1px solid #d0d7de; background: #fff; } svg.trend text { font: 11px sans-serif; fill: var(--muted); } svg.trend text.axis-title { fill: #1f2328; }
+    svg.trend line.axis { stroke: #8c959f; } svg.trend .trend-line { fill: none; stroke: #8c959f; stroke-width: 1.5; }
+    svg.trend rect.allowed { fill: #dafbe1; } svg.trend line.baseline { stroke: var(--pass); stroke-width: 1.5; stroke-dasharray: 5 3; } svg.trend line.baseline-then { stroke: var(--pass); stroke-width: 2; }
+    circle.point.past { fill: #57606a; } circle.point.this-run { fill: var(--steal); stroke: #1f2328; stroke-width: 1.5; } circle.point.this-run.regression { fill: var(--fail); }
+    circle.point.this-run.too-noisy { fill: var(--requeue); } circle.point.this-run.passed { fill: var(--pass); }
+    .key.past { background: #57606a; border-radius: 6px; } .key.this-run { background: #fff; border-radius: 6px; border: 2px solid #1f2328; } .key.allowed { background: #dafbe1; } .key-line.baseline { border-color: var(--pass); }
     .verdict-regression { color: var(--fail); font-weight: 600; } .verdict-too-noisy { color: var(--requeue); font-weight: 600; }
+    li.test, li.brief, figure.trend, table.matrix, table.estimates, table.performance { content-visibility: auto; contain-intrinsic-size: auto 160px; }
+    li.brief { contain-intrinsic-size: auto 22px; } table.matrix, table.estimates { contain-intrinsic-size: auto 600px; }
     footer { margin-top: 32px; color: var(--muted); }
 
     """

@@ -89,7 +89,8 @@ public struct MarkdownWriter: Sendable {
             var text = "### Performance regressions\n\n"
             for r in regressions {
                 text += "- `\(Self.code(r.measurement.test.description))` [\(Self.escape(r.destination))] "
-                    + Self.escape(r.verdict.map { PerformanceFacts.short($0, unit: r.measurement.unit) } ?? "") + "\n"
+                    + Self.escape(r.verdict.map { PerformanceFacts.short($0, unit: r.measurement.unit) } ?? "")
+                    + (PerformanceFacts.trendLine(r).map { " · " + Self.escape($0) } ?? "") + "\n"
             }
             if !out.add(text + "\n") { omitted += regressions.count }
         }

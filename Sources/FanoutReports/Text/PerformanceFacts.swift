@@ -29,6 +29,21 @@ enum PerformanceFacts {
             + "(\(PerformanceText.signedPercent(verdict.change)))"
     }
 
+    /// `trend ▁▁▂▁█ (4 earlier runs, then this one)`: the averages of the earlier runs of the record's trend and
+    /// this run's as block characters, lowest to highest; nil without earlier runs.
+    static func trendLine(_ record: MeasurementRecord) -> String? {
+        let past = (record.trend?.runs ?? []).map(\.average).filter(\.isFinite)
+        let current = record.measurement.meanOfValues
+        guard !past.isEmpty, current.isFinite else { return nil }
+        let values = past + [current]
+        let blocks = Array("▁▂▃▄▅▆▇█")
+        let lo = values.min() ?? current, hi = values.max() ?? current
+        let bars = values.map { v -> Character in
+            hi > lo ? blocks[min(blocks.count - 1, Int((v - lo) / (hi - lo) * Double(blocks.count - 1) + 0.5))] : blocks[3]
+        }
+        return "trend \(String(bars)) (\(past.count) earlier run\(past.count == 1 ? "" : "s"), then this one)"
+    }
+
     /// Regressions of the report, in report order.
     static func regressions(_ report: RunReport) -> [MeasurementRecord] {
         report.measurements.filter { $0.verdict?.kind == .regression }
