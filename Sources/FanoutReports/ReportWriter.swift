@@ -32,25 +32,24 @@ public struct ReportWriter: Sendable {
     @discardableResult
     public func write(_ report: RunReport, to directory: URL) throws(ReportWriterError) -> [URL] {
         try Self.prepare(directory)
-        // The four formats are independent renderings of one value: on a large run (100,000 tests) each takes a
-        // noticeable fraction of a second, so they are rendered at once.
-        let writers = (json, junit, markdown, html)
-        let rendered = Parallel.map([0, 1, 2, 3]) { format -> Result<Data, any Error> in
-            switch format {
-            case 0: Result { try writers.0.encode(report) }
-            case 1: .success(writers.1.encode(report))
-            case 2: .success(Data(writers.2.render(report).utf8))
-            default: .success(Data(writers.3.render(report).utf8))
-            }
-        }
-        let names = [JSONReportWriter.fileName, JUnitWriter.fileName, MarkdownWriter.fileName, HTMLWriter.fileName]
+        // The formats are independent renderings of one value, and on a large run (100,000 tests) each takes a
+        // noticeable fraction of a second: they are rendered at once, report.json itself in pieces (the largest).
+        let json = self.json.encoding(report)
+        let (junit, markdown, html) = (self.junit, self.markdown, self.html)
+        let jobs: [@Sendable () throws -> Data] = json.pieces + [
+            { junit.encode(report) }, { Data(markdown.render(report).utf8) }, { Data(html.render(report).utf8) },
+        ]
+        let done = Parallel.map(jobs) { job in Result { try job() } }
+        let jsonURL = directory.appendingPathComponent(JSONReportWriter.fileName)
         var files: [(URL, Data)] = []
-        for (name, result) in zip(names, rendered) {
-            let url = directory.appendingPathComponent(name)
-            switch result {
-            case .success(let data): files.append((url, data))
-            case .failure(let error): throw ReportWriterError(path: url.path, problem: .encoding("\(error)"))
-            }
+        do {
+            files.append((jsonURL, try json.assemble(try done.prefix(json.pieces.count).map { try $0.get() })))
+        } catch {
+            throw ReportWriterError(path: jsonURL.path, problem: .encoding("\(error)"))
+        }
+        let others = done.suffix(3).map { try? $0.get() }
+        for (name, data) in zip([JUnitWriter.fileName, MarkdownWriter.fileName, HTMLWriter.fileName], others) {
+            files.append((directory.appendingPathComponent(name), data ?? Data()))
         }
         for (url, data) in files {
             do {

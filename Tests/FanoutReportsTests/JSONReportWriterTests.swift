@@ -38,6 +38,27 @@ import Testing
         #expect(text.contains("\"bundle\" : \"/src/Demo/.build/debug/DemoPackageTests.xctest\""), "slashes unescaped")
     }
 
+    @Test func aLargeReportIsOneLineAndItsPiecesJoinToExactlyWhatOneEncoderWrites() throws {
+        var report = Sample.report()
+        let template = try #require(report.results.first)
+        report.results = (0..<(JSONReportWriter.indentedResultLimit + 7)).map { n in
+            var r = template
+            r.id = TestID(module: "M\(n % 7)", suite: "S\(n % 13)", name: "test\(n) \"results\":[] <&>")
+            return r
+        }
+        report.warnings = ["a warning that says \"results\":[] too"]
+        let written = try writer.encode(report)
+        let work = writer.encoding(report)
+        #expect(work.pieces.count > 2, "the results are encoded in slices")
+        let whole = try JSONReportWriter.encoder(indented: false).encode(report) + [0x0A]
+        #expect(written == whole, "byte for byte what one encoder writes")
+        #expect(!written.dropLast().contains(0x0A), "one line")
+        #expect(try writer.decode(written) == report)
+        // At the limit and below, still indented.
+        report.results.removeLast(7)
+        #expect(String(decoding: try writer.encode(report), as: UTF8.self).hasPrefix("{\n  \"agents\" : ["))
+    }
+
     @Test func datesAreISO8601UTCWithMilliseconds() throws {
         let text = try #require(String(data: writer.encode(Sample.report()), encoding: .utf8))
         #expect(text.contains("\"startedAt\" : \"2024-05-01T12:00:00.250Z\""))

@@ -31,15 +31,13 @@ public enum ReportMerger {
         }
 
         // Units get new ids: each report's ids shifted past the previous reports'.
-        var units: [UnitReport] = [], results: [TestResult] = [], classes: [ClassReport] = []
+        var units: [UnitReport] = [], tagged: [(result: TestResult, report: Int)] = [], classes: [ClassReport] = []
         var measurements: [MeasurementRecord] = [], warnings: [String] = [], agents: [AgentInfo] = []
         var steals: [StealReport] = []
-        struct Key: Hashable { var destination: String; var id: TestID }
-        var seen: [Key: Int] = [:]
-        seen.reserveCapacity(reports.reduce(0) { $0 + $1.results.count })
+        tagged.reserveCapacity(reports.reduce(0) { $0 + $1.results.count })
         var offset = 0
+        let label = { (n: Int) in reports[n].shard.map { "shard \($0)" } ?? "report \(n + 1)" }
         for (n, report) in reports.enumerated() {
-            let label = report.shard.map { "shard \($0)" } ?? "report \(n + 1)"
             let shift = { (id: Int) in id + offset }
             units += report.units.map { u in
                 var u = u
@@ -48,26 +46,22 @@ public enum ReportMerger {
                 return u
             }
             for result in report.results {
-                let key = Key(destination: result.destination, id: result.id)
-                if let first = seen[key] {
-                    problems.append("\(result.id) on \(result.destination) is in \(reports[first].shard.map { "shard \($0)" } ?? "report \(first + 1)") and \(label)")
-                    continue
-                }
-                seen[key] = n
                 var r = result
-                r.attempts = r.attempts.map { a in
-                    var a = a
-                    a.unit = shift(a.unit)
-                    return a
+                if offset > 0 {
+                    r.attempts = r.attempts.map { a in
+                        var a = a
+                        a.unit = shift(a.unit)
+                        return a
+                    }
                 }
-                results.append(r)
+                tagged.append((r, n))
             }
             classes += report.classes
             measurements += report.measurements
-            warnings += report.warnings.map { "\(label): \($0)" }
+            warnings += report.warnings.map { "\(label(n)): \($0)" }
             agents += report.agents.map { a in
                 var a = a
-                if reports.count > 1 { a.name = "\(label): \(a.name)" }
+                if reports.count > 1 { a.name = "\(label(n)): \(a.name)" }
                 return a
             }
             steals += (report.steals ?? []).map { s in
@@ -78,7 +72,26 @@ public enum ReportMerger {
             }
             offset += (report.units.map(\.id).max() ?? 0)
         }
-        results.sort { ($0.destination, $0.id) < ($1.destination, $1.id) }
+        // Sorted by (destination, test); the sort is stable, so of a test reported twice the first report's result
+        // comes first and is kept, and the second is a problem.
+        struct Key: Equatable, Comparable {
+            var destination: String
+            var id: TestID
+            static func < (a: Key, b: Key) -> Bool { (a.destination, a.id) < (b.destination, b.id) }
+        }
+        let keys = tagged.map { Key(destination: $0.result.destination, id: $0.result.id) }
+        var results: [TestResult] = []
+        results.reserveCapacity(tagged.count)
+        var previous: Int?
+        for i in tagged.indices.sorted(by: { keys[$0] < keys[$1] }) {
+            if let previous, keys[previous] == keys[i] {
+                let r = tagged[i].result
+                problems.append("\(r.id) on \(r.destination) is in \(label(tagged[previous].report)) and \(label(tagged[i].report))")
+                continue
+            }
+            results.append(tagged[i].result)
+            previous = i
+        }
         warnings = problems + warnings
 
         let counts = Counts(results.map(\.outcome))

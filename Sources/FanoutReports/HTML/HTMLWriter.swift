@@ -253,7 +253,7 @@ public struct HTMLWriter: Sendable {
         let timed = report.classes.filter { $0.actual != nil }
         var out = "<section id=\"estimates\">\n<h2>Estimates vs actual</h2>\n"
         guard !timed.isEmpty else { return out + "<p>No class has a measured time.</p>\n</section>\n" }
-        let ranked = timed.sorted { abs(($0.actual ?? 0) - $0.estimate) > abs(($1.actual ?? 0) - $1.estimate) }
+        let ranked = timed.sorted(byKey: { abs(($0.actual ?? 0) - $0.estimate) }, descending: true)
         out += "<p>The \(min(Self.classRows, ranked.count)) worst misses of \(ranked.count) timed classes.</p>\n"
             + "<table class=\"estimates\"><thead><tr><th>class</th><th>destination</th><th>tests</th><th>estimate</th>"
             + "<th>actual</th><th>miss</th><th>estimated from</th><th>outcome</th></tr></thead><tbody>\n"
@@ -274,7 +274,7 @@ public struct HTMLWriter: Sendable {
         guard !ran.isEmpty else { return out + "<p>No test ran.</p>\n</section>\n" }
         out += "<table class=\"slowest\"><thead><tr><th>test</th><th>destination</th><th>duration</th><th>outcome</th>"
             + "</tr></thead><tbody>\n"
-        for r in ran.sorted(by: { $0.duration > $1.duration }).prefix(Self.slowestRows) {
+        for r in ran.sorted(byKey: \.duration, descending: true).prefix(Self.slowestRows) {
             out += "<tr><td><code>\(e(r.id.description, line: true))</code></td><td>\(e(r.destination, line: true))</td>"
                 + "<td>\(formatSeconds(r.duration))</td><td class=\"\(r.outcome.rawValue)\">\(r.outcome.rawValue)</td></tr>\n"
         }
