@@ -1,3 +1,4 @@
+import FanoutCore
 import Foundation
 
 /// One generated suite, built once and run for real by every strategy on 8 local slots and on the SSH fleet.

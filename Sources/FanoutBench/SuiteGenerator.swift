@@ -1,3 +1,4 @@
+import FanoutCore
 import Foundation
 
 /// The shapes of generated suites the benchmark runs.

@@ -126,19 +126,13 @@ struct FuzzSettings: Sendable {
 
 // MARK: - Random numbers
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same sequence everywhere, so a seed replays a run.
+/// Core's SplitMix64 generator, seeded as the fuzzer always did (the seed is the state), so a recorded seed replays.
 struct FuzzRNG {
-    private var state: UInt64
+    private var generator: SeededRandom
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SeededRandom(state: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     /// 0..<n for n > 0 (the modulo bias does not matter here).
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
@@ -147,7 +141,7 @@ struct FuzzRNG {
     mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
     mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
     /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / 9_007_199_254_740_992 }
+    mutating func unit() -> Double { generator.unit() }
 
     static func derive(_ seed: UInt64, _ n: Int) -> UInt64 {
         var r = FuzzRNG(seed: seed ^ (UInt64(truncatingIfNeeded: n) &* 0xD1B5_4A32_D192_ED03))
