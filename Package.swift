@@ -1,15 +1,19 @@
 // swift-tools-version: 6.0
-// Fanout: a distributed parallel test executor for Swift. Module map and import rules: see DESIGN notes in README.md.
+// Fanout: a distributed parallel test executor for Swift. The module map, who may import whom, and why:
+// docs/ARCHITECTURE.md.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Fanout",
+    // Built and tested on Linux (Debian 12, Swift 6.x), where CI runs. The macOS floor is what the APIs used need
+    // (Regex, Duration, Swift Testing); macOS itself is not tested yet (issue 14 brings Apple platforms).
     platforms: [.macOS(.v13)],
     products: [
+        // The one product users install. The benchmarks (fanout-bench) are an executable target of this package
+        // only: `swift build --product fanout-bench` builds them here, and no package that depends on Fanout sees them.
         .executable(name: "fanout", targets: ["fanout"]),
-        .executable(name: "fanout-bench", targets: ["FanoutBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,10 +41,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // Benchmarks (not tests): generated suites, every alternative strategy, and large simulated fleets.
-        .executableTarget(name: "FanoutBench", dependencies: [
+        .executableTarget(name: "fanout-bench", dependencies: [
             "FanoutCore", "FanoutAgents",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], swiftSettings: strict),
+        ], path: "Sources/FanoutBench", swiftSettings: strict),
 
         .testTarget(name: "FanoutCoreTests", dependencies: ["FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutRunnersTests", dependencies: ["FanoutRunners", "FanoutCore"], swiftSettings: strict),

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 
 /// `fanout-bench`: the benchmarks behind BENCHMARKS.md (not tests). `scripts/bench.sh --full` runs them all.
-struct BenchCommand: ParsableCommand {
+@main
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanout-bench",
         abstract: "Benchmarks of Fanout: generated suites against the alternatives, simulation at scale, a 32-agent fleet.",
@@ -42,7 +43,7 @@ struct CommonBenchOptions: ParsableArguments {
     var repo = FileManager.default.currentDirectoryPath
 }
 
-struct RunSuite: AsyncParsableCommand, AsyncRunnable {
+struct RunSuite: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "suite",
         abstract: "Generate and build a suite, then run it for real under every strategy, locally and on an SSH fleet.")
@@ -80,11 +81,3 @@ struct RunSuite: AsyncParsableCommand, AsyncRunnable {
     }
 }
 
-/// The existential `any AsyncParsableCommand` resolves `run()` to the synchronous requirement; this names the async one.
-protocol AsyncRunnable {
-    mutating func runAsync() async throws
-}
-
-extension AsyncRunnable where Self: AsyncParsableCommand {
-    mutating func runAsync() async throws { try await run() }
-}

@@ -88,7 +88,7 @@ struct MergeScaleResult: Codable, Sendable {
     var complete: Bool { mergedTests == shards * testsPerShard && exitCode == 1 }
 }
 
-struct MergeScale: AsyncParsableCommand, AsyncRunnable {
+struct MergeScale: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge-scale",
         abstract: "Time `fanout report merge` over N synthetic shard reports of many tests each (every output format).")

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// The coordinator against many SSH agents at once: 32 real sshd agents on loopback.
-struct FleetScale: AsyncParsableCommand, AsyncRunnable {
+struct FleetScale: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet-scale",
         abstract: "Start N sshd agents on loopback and measure connection setup, dispatch latency and the coordinator's cost.",

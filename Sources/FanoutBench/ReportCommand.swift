@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-struct Report: AsyncParsableCommand, AsyncRunnable {
+struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write BENCHMARKS.md, the ratio chart and README's figures from one benchmark run's results.",
         discussion: """

@@ -9,7 +9,7 @@ import Foundation
 /// with a measuring script injected into the copy only (the product page has no script). The script records, in
 /// the load event, `performance.now()` (milliseconds since navigation started) before and after forcing style and
 /// layout of the whole document, and the number of elements, as attributes that `--dump-dom` reads back.
-struct ReportPage: AsyncParsableCommand, AsyncRunnable {
+struct ReportPage: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report-page",
         abstract: "Measure how long headless Chromium takes to load and lay out report.html of a 10,000-test run.")

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-struct Shards: AsyncParsableCommand, AsyncRunnable {
+struct Shards: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a built test product as static shards on local slots, as CI splitters do (one process per shard).")
 

@@ -75,5 +75,3 @@ struct BaselineCommand: AsyncParsableCommand {
     }
 }
 
-extension BaselineCommand.Accept: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
-extension BaselineCommand.Show: AsyncRunnable { mutating func runAsync() async throws { try await run() } }
