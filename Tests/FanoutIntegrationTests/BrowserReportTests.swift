@@ -56,4 +56,27 @@ import Testing
         #expect(!hostile.contains("<title>owned"), "no script ran")
         #expect(hostile.contains("&lt;img src=x onerror=alert(1)&gt;"), "the payload shows as text")
     }
+
+    @Test func aSecondRunsPageDrawsATrendChartPerMetricWithTheEarlierRunAndThisOne() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        var last = ""
+        for run in 1...2 {
+            let (code, out, err) = try await runCLI(["run", "--bundle", bundle, "--filter", "Performance", "--slots", "2",
+                                                     "--report-dir", dir.file("r\(run)"), "--history", dir.file("h.sqlite")],
+                                                    cwd: dir.path)
+            #expect(code == 0, "\(out)\(err)")
+            last = dir.file("r\(run)")
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: last + "/report.json"))
+        let report = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        let measured = (report["measurements"] as? [[String: Any]]) ?? []
+        let trended = measured.filter { ((($0["trend"] as? [String: Any])?["runs"] as? [[String: Any]]) ?? []).count == 1 }
+        #expect(!measured.isEmpty && trended.count == measured.count, "every metric has the first run as its past")
+
+        let page = try await dom(of: last + "/report.html")
+        #expect(occurrences(of: "<svg class=\"trend\"", in: page) == trended.count, "one chart per metric")
+        #expect(occurrences(of: "<circle class=\"point past\"", in: page) == trended.count, "the earlier run, once per chart")
+        #expect(occurrences(of: "<circle class=\"point this-run", in: page) == trended.count, "and this run")
+    }
 }
