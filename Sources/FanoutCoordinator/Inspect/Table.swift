@@ -37,11 +37,3 @@ public struct Table: Sendable, Hashable {
         return out.joined(separator: "\n")
     }
 }
-
-extension String {
-    func trimmingTrailingSpaces() -> String {
-        var s = Substring(self)
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
-    }
-}

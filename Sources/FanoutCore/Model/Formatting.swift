@@ -9,6 +9,13 @@ public func formatSeconds(_ s: Double) -> String {
 }
 
 extension String {
+    /// The text without the spaces at its end (a table's last column, padded to its width).
+    public func trimmingTrailingSpaces() -> String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+
     /// Two decimals without Foundation's `String(format:)`, which Core avoids for portability.
     public init(format2 value: Double) { self = Self.fixed(value, digits: 2) }
     public init(format1 value: Double) { self = Self.fixed(value, digits: 1) }

@@ -232,73 +232,6 @@ public struct ConsoleSummary: Sendable {
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
     }
 
-    private func measurements(_ report: RunReport, _ context: Context, _ out: inout Output) {
-        guard !report.measurements.isEmpty else { return }
-        out.blank()
-        let judged = report.measurements.compactMap(\.verdict)
-        var heading = out.style.bold("Measurements") + " (\(report.measurements.count))"
-        if !judged.isEmpty {
-            let regressions = judged.filter { $0.kind == .regression }.count
-            let noisy = judged.filter { $0.kind == .tooNoisy }.count
-            var parts: [String] = []
-            if regressions > 0 { parts.append(out.style.red("\(regressions) regression\(regressions == 1 ? "" : "s")")) }
-            if noisy > 0 { parts.append(out.style.yellow("\(noisy) too noisy")) }
-            let passed = judged.filter { $0.kind == .passed }.count
-            if passed > 0 { parts.append("\(passed) within baseline") }
-            let recorded = judged.filter { $0.kind == .recorded }.count
-            if recorded > 0 { parts.append("\(recorded) recorded (no baseline)") }
-            heading += ": " + parts.joined(separator: ", ")
-        }
-        out.plain(heading)
-        let records = report.measurements.sorted {
-            (context.rank($0.destination), $0.measurement.test, $0.measurement.metric)
-                < (context.rank($1.destination), $1.measurement.test, $1.measurement.metric)
-        }
-        let hardwareClasses = Set(report.measurements.map { $0.hardwareClass ?? "" })
-        for record in records {
-            let m = record.measurement
-            var place = context.destinations.count > 1 ? " · \(record.destination)" : ""
-            if hardwareClasses.count > 1 { place += " · \(record.hardwareClass ?? "unknown hardware")" }
-            var text = "\(m.test)\(place): \(PerformanceFacts.measured(m))"
-            guard let verdict = record.verdict else {
-                out.wrapped(text, indent: "  ", continuation: "      ")
-                continue
-            }
-            text += " · " + PerformanceFacts.short(verdict, unit: m.unit)
-            if verdict.failsRun { text += ", fails the run" }
-            let lines = ConsoleText.wrap(TextSanitizer.terminalSafe(text), width: width, indent: "  ",
-                                         continuation: "      ")
-            for line in lines { out.plain(Self.colorVerdict(line, verdict.kind, out.style)) }
-            // What was compared with what, for the verdicts that need a look.
-            if verdict.kind == .regression || verdict.kind == .tooNoisy {
-                out.wrapped(verdict.message, indent: "      ", continuation: "        ", style: out.style.dim)
-            }
-        }
-    }
-
-    /// Colors the verdict label where it appears in a measurement line.
-    private static func colorVerdict(_ line: String, _ kind: PerformanceVerdict.Kind, _ style: ConsoleStyle) -> String {
-        let label = PerformanceFacts.label(kind)
-        guard style.color, let range = line.firstRange(of: " · " + label) else { return line }
-        let colored = switch kind {
-        case .regression: style.boldRed(label)
-        case .tooNoisy: style.boldYellow(label)
-        case .passed: style.green(label)
-        case .recorded: label
-        }
-        var result = line
-        result.replaceSubrange(range, with: " · " + colored)
-        return result
-    }
-
-    /// A measured value in its unit; seconds shown in milliseconds below one second, where measurements live.
-    static func measured(_ value: Double, unit: String) -> String {
-        guard unit == "seconds" || unit == "s" else { return "\(String(format3: value)) \(unit)" }
-        if value >= 1 || value == 0 { return "\(String(format3: value)) s" }
-        let ms = value * 1000
-        return ms < 10 ? "\(String(format3: ms)) ms" : "\(String(format1: ms)) ms"
-    }
-
     private func warnings(_ report: RunReport, _ out: inout Output) {
         guard !report.warnings.isEmpty else { return }
         out.blank()
@@ -306,79 +239,6 @@ public struct ConsoleSummary: Sendable {
         for warning in report.warnings {
             out.wrapped("- " + warning, indent: "  ", continuation: "    ")
         }
-    }
-
-    private func flaky(_ report: RunReport, _ context: Context, _ out: inout Output) {
-        let flaky = report.results.filter { $0.outcome == .flaky }
-        guard !flaky.isEmpty else { return }
-        out.blank()
-        out.plain(out.style.boldYellow("Flaky") + " (\(flaky.count)): passed on a retry after failing")
-        for result in flaky {
-            title(result, context, &out)
-            for (number, attempt) in result.earlierFailedAttempts {
-                let unit = context.units[attempt.unit]
-                let issues = attempt.failingIssues.isEmpty
-                    ? [ReportFacts.headline(of: attempt, outcome: attempt.outcome, unit: unit)]
-                    : attempt.failingIssues.map(ReportFacts.line(for:))
-                out.wrapped("attempt \(number) of \(result.attempts.count) \(Self.verb(attempt.outcome)) on agent "
-                    + "\(attempt.agent), unit \(attempt.unit):", indent: "      ", style: out.style.dim)
-                for line in issues { out.wrapped(line, indent: "        ", continuation: "          ") }
-            }
-        }
-    }
-
-    private func failures(_ report: RunReport, _ context: Context, _ out: inout Output) {
-        let failures = report.results.filter(\.needsAttention)
-        guard !failures.isEmpty else { return }
-        out.blank()
-        out.plain(out.style.boldRed("Failures") + " (\(failures.count))")
-        for (index, result) in failures.enumerated() {
-            // A blank line between entries: a long list is scanned by its titles.
-            if index > 0 { out.blank() }
-            title(result, context, &out)
-            let attempt = result.decidingAttempt
-            let unit = attempt.flatMap { context.units[$0.unit] }
-            var lines = attempt?.issues.map(ReportFacts.line(for:)) ?? []
-            let headline = ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
-            // A crash or time-out with only test issues (or none) still needs its cause said first.
-            if lines.isEmpty || (result.outcome != .failed && !lines.contains(where: { $0.hasSuffix(headline) })) {
-                lines.insert(headline, at: 0)
-            }
-            for line in lines { out.wrapped(line, indent: "      ", continuation: "        ") }
-            for (number, earlier) in result.earlierFailedAttempts {
-                let text = ReportFacts.headline(of: earlier, outcome: earlier.outcome,
-                                                unit: context.units[earlier.unit])
-                out.wrapped("attempt \(number) \(Self.verb(earlier.outcome)) too: \(text)", indent: "      ",
-                            continuation: "        ", style: out.style.dim)
-            }
-            if let attempt {
-                var place = "ran on agent \(attempt.agent), unit \(attempt.unit)"
-                if let unit { place += " (slot \(unit.slot), \(formatSeconds(unit.duration)), ended: \(unit.ending))" }
-                if result.attempts.count > 1 { place += " · attempt \(result.attempts.count)" }
-                out.wrapped(place, indent: "      ", continuation: "        ", style: out.style.dim)
-            }
-            if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty, diagnosticLines > 0 {
-                let (tail, omitted) = ReportFacts.tail(TextSanitizer.terminalSafe(diagnostics), lines: diagnosticLines)
-                out.plain(out.style.dim("      " + (omitted > 0 ? "last \(tail.count) lines of the diagnostics:"
-                    : "diagnostics:")))
-                for line in tail {
-                    out.wrapped(String(line), indent: "      | ", continuation: "      |   ")
-                }
-            }
-        }
-    }
-
-    /// `  FAILED     Module.Class/test · destination`, the label colored by outcome.
-    private func title(_ result: TestResult, _ context: Context, _ out: inout Output) {
-        let label = ConsoleText.padRight(Self.label(result.outcome), to: 9)
-        let destination = context.destinations.count > 1 ? " · \(result.destination)" : ""
-        var lines = ConsoleText.wrap(TextSanitizer.terminalSafe("\(result.id)\(destination)"), width: width,
-                                     indent: "  " + label + " ", continuation: "            ")
-        if let first = lines.first {
-            let name = first.dropFirst(2 + label.count)
-            lines[0] = "  " + out.style.outcome(result.outcome, label) + name
-        }
-        lines.forEach { out.lines.append($0) }
     }
 
     private func verdict(_ report: RunReport, _ out: inout Output) {
@@ -434,11 +294,6 @@ public struct ConsoleSummary: Sendable {
         out.lines.append(closing)
     }
 
-    /// ` on linux` when the run had several destinations.
-    private func regressionPlace(_ record: MeasurementRecord, _ report: RunReport) -> String {
-        Set(report.destinations + report.measurements.map(\.destination)).count > 1 ? " on \(record.destination)" : ""
-    }
-
     private static func failureParts(_ c: Counts) -> String {
         var parts: [String] = []
         if c.failed > 0 { parts.append("\(c.failed) failed") }
@@ -460,57 +315,12 @@ public struct ConsoleSummary: Sendable {
         }
     }
 
-    private static func verb(_ outcome: Outcome) -> String {
+    static func verb(_ outcome: Outcome) -> String {
         switch outcome {
         case .crashed: "crashed"
         case .timedOut: "timed out"
         case .notRun: "did not run"
         default: "failed"
         }
-    }
-
-    // MARK: - Support
-
-    private struct Context {
-        let destinations: [String]
-        let units: [Int: UnitReport]
-        private let ranks: [String: Int]
-
-        init(_ report: RunReport) {
-            var seen = Set<String>()
-            destinations = (report.destinations + report.results.map(\.destination)).filter { seen.insert($0).inserted }
-            ranks = Dictionary(destinations.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-            units = Dictionary(report.units.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        }
-
-        func rank(_ destination: String) -> Int { ranks[destination] ?? Int.max }
-    }
-
-    /// Lines being built. Text from the report goes through `wrapped`, which makes it terminal-safe and fits it.
-    private struct Output {
-        let width: Int
-        let style: ConsoleStyle
-        var lines: [String] = []
-
-        mutating func blank() { lines.append("") }
-
-        /// A line composed here, already known to fit.
-        mutating func plain(_ line: String) { lines.append(line) }
-
-        mutating func wrapped(_ text: String, indent: String = "", continuation: String? = nil,
-                              style apply: ((String) -> String)? = nil) {
-            for line in ConsoleText.wrap(TextSanitizer.terminalSafe(text), width: width, indent: indent,
-                                         continuation: continuation) {
-                lines.append(apply.map { $0(line) } ?? line)
-            }
-        }
-    }
-}
-
-private extension String {
-    func trimmingTrailingSpaces() -> String {
-        var s = Substring(self)
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -1,0 +1,77 @@
+import FanoutCore
+
+/// The summary's failures and flaky tests: each with its place, agent and message, crashes with their frames.
+extension ConsoleSummary {
+    func flaky(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let flaky = report.results.filter { $0.outcome == .flaky }
+        guard !flaky.isEmpty else { return }
+        out.blank()
+        out.plain(out.style.boldYellow("Flaky") + " (\(flaky.count)): passed on a retry after failing")
+        for result in flaky {
+            title(result, context, &out)
+            for (number, attempt) in result.earlierFailedAttempts {
+                let unit = context.units[attempt.unit]
+                let issues = attempt.failingIssues.isEmpty
+                    ? [ReportFacts.headline(of: attempt, outcome: attempt.outcome, unit: unit)]
+                    : attempt.failingIssues.map(ReportFacts.line(for:))
+                out.wrapped("attempt \(number) of \(result.attempts.count) \(Self.verb(attempt.outcome)) on agent "
+                    + "\(attempt.agent), unit \(attempt.unit):", indent: "      ", style: out.style.dim)
+                for line in issues { out.wrapped(line, indent: "        ", continuation: "          ") }
+            }
+        }
+    }
+
+    func failures(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let failures = report.results.filter(\.needsAttention)
+        guard !failures.isEmpty else { return }
+        out.blank()
+        out.plain(out.style.boldRed("Failures") + " (\(failures.count))")
+        for (index, result) in failures.enumerated() {
+            // A blank line between entries: a long list is scanned by its titles.
+            if index > 0 { out.blank() }
+            title(result, context, &out)
+            let attempt = result.decidingAttempt
+            let unit = attempt.flatMap { context.units[$0.unit] }
+            var lines = attempt?.issues.map(ReportFacts.line(for:)) ?? []
+            let headline = ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
+            // A crash or time-out with only test issues (or none) still needs its cause said first.
+            if lines.isEmpty || (result.outcome != .failed && !lines.contains(where: { $0.hasSuffix(headline) })) {
+                lines.insert(headline, at: 0)
+            }
+            for line in lines { out.wrapped(line, indent: "      ", continuation: "        ") }
+            for (number, earlier) in result.earlierFailedAttempts {
+                let text = ReportFacts.headline(of: earlier, outcome: earlier.outcome,
+                                                unit: context.units[earlier.unit])
+                out.wrapped("attempt \(number) \(Self.verb(earlier.outcome)) too: \(text)", indent: "      ",
+                            continuation: "        ", style: out.style.dim)
+            }
+            if let attempt {
+                var place = "ran on agent \(attempt.agent), unit \(attempt.unit)"
+                if let unit { place += " (slot \(unit.slot), \(formatSeconds(unit.duration)), ended: \(unit.ending))" }
+                if result.attempts.count > 1 { place += " · attempt \(result.attempts.count)" }
+                out.wrapped(place, indent: "      ", continuation: "        ", style: out.style.dim)
+            }
+            if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty, diagnosticLines > 0 {
+                let (tail, omitted) = ReportFacts.tail(TextSanitizer.terminalSafe(diagnostics), lines: diagnosticLines)
+                out.plain(out.style.dim("      " + (omitted > 0 ? "last \(tail.count) lines of the diagnostics:"
+                    : "diagnostics:")))
+                for line in tail {
+                    out.wrapped(String(line), indent: "      | ", continuation: "      |   ")
+                }
+            }
+        }
+    }
+
+    /// `  FAILED     Module.Class/test · destination`, the label colored by outcome.
+    func title(_ result: TestResult, _ context: Context, _ out: inout Output) {
+        let label = ConsoleText.padRight(Self.label(result.outcome), to: 9)
+        let destination = context.destinations.count > 1 ? " · \(result.destination)" : ""
+        var lines = ConsoleText.wrap(TextSanitizer.terminalSafe("\(result.id)\(destination)"), width: width,
+                                     indent: "  " + label + " ", continuation: "            ")
+        if let first = lines.first {
+            let name = first.dropFirst(2 + label.count)
+            lines[0] = "  " + out.style.outcome(result.outcome, label) + name
+        }
+        lines.forEach { out.lines.append($0) }
+    }
+}
