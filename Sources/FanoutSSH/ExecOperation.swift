@@ -18,7 +18,7 @@ final class ExecOperation {
 
     let id: UInt64
     let command: String
-    let deadline: UInt64?
+    let deadline: Deadline?
     let timeoutSeconds: Double?
     private let sink: AsyncStream<SSHExecEvent>.Continuation
     private(set) var state: State = .queued
@@ -30,7 +30,7 @@ final class ExecOperation {
         self.command = command
         self.sink = sink
         timeoutSeconds = timeout
-        deadline = timeout.map { monotonicNanos() &+ UInt64(max(0, $0) * 1e9) }
+        deadline = timeout.map { Deadline(after: $0) }
     }
 
     var isFinished: Bool {

@@ -13,18 +13,18 @@ final class SFTPSubsystem {
     }
     private var state: State = .none
     private var queue: [SFTPOperation] = []
-    private var idleSince: UInt64 = 0
     /// The SFTP subsystem holds a MaxSessions slot too: give it back when no SFTP request came for this long.
-    private let idleShutdownNanos: UInt64 = 3_000_000_000
+    private static let idleShutdownSeconds = 3.0
+    private var idleShutdown = Deadline(nanos: 0)
 
     func enqueue(_ operation: SFTPOperation) {
         queue.append(operation)
     }
 
     /// When the loop must wake up to shut an idle subsystem down, if it is idle and running.
-    var idleShutdownDue: UInt64? {
+    var idleShutdownDue: Deadline? {
         guard case .ready = state, queue.isEmpty else { return nil }
-        return idleSince &+ idleShutdownNanos
+        return idleShutdown
     }
 
     /// Returns true when anything happened.
@@ -50,7 +50,7 @@ final class SFTPSubsystem {
             }
             context.releaseOpener(SessionContext.sftpOpenerID)
             state = .ready(sftp)
-            idleSince = monotonicNanos()
+            idleShutdown = Deadline(after: Self.idleShutdownSeconds)
             return step(context) || true
         case .ready(let sftp):
             var progressed = false
@@ -65,10 +65,10 @@ final class SFTPSubsystem {
                 case .done:
                     queue.removeFirst()
                     progressed = true
-                    idleSince = monotonicNanos()
+                    idleShutdown = Deadline(after: Self.idleShutdownSeconds)
                 }
             }
-            if monotonicNanos() &- idleSince > idleShutdownNanos {
+            if idleShutdown.hasPassed() {
                 state = .shuttingDown(sftp)
                 return step(context) || true
             }

@@ -45,7 +45,7 @@ struct SessionHandshake {
         libssh2_session_set_blocking(session, 0)
 
         let waiter = SetUpWaiter(context: context, mailbox: mailbox,
-                                 deadline: connected &+ UInt64(options.connectTimeout * 1e9),
+                                 deadline: Deadline(after: options.connectTimeout, now: connected),
                                  timeout: options.connectTimeout)
         var notes: [String] = []
         let knownHosts = try KnownHosts(path: options.knownHostsPath, session: session)
@@ -96,12 +96,12 @@ struct SessionHandshake {
         }
         let ready = monotonicNanos()
         let timings = SSHConnectTimings(
-            tcpConnect: Double(connected - start) / 1e9,
-            handshake: Double(handshaken - connected) / 1e9,
-            hostKeyCheck: Double(verified - handshaken) / 1e9,
-            authentication: Double(authenticated - verified) / 1e9,
-            firstChannel: Double(ready - authenticated) / 1e9,
-            total: Double(ready - start) / 1e9)
+            tcpConnect: secondsElapsed(from: start, to: connected),
+            handshake: secondsElapsed(from: connected, to: handshaken),
+            hostKeyCheck: secondsElapsed(from: handshaken, to: verified),
+            authentication: secondsElapsed(from: verified, to: authenticated),
+            firstChannel: secondsElapsed(from: authenticated, to: ready),
+            total: secondsElapsed(from: start, to: ready))
         let info = ConnectInfo(fingerprint: hostKey.fingerprint, keyType: hostKey.type, notes: notes, timings: timings)
         return (info, channel)
     }

@@ -24,7 +24,7 @@ final class SessionLoop {
 
     private var closeReplies: [CheckedContinuation<Void, Never>] = []
     private var closeRequested = false
-    private var nextKeepalive: UInt64 = 0
+    private var nextKeepalive = Deadline(nanos: 0)
     private var hangupSeen = false
 
     private init(endpoint: SSHEndpoint, authentication: SSHAuthentication, options: SSHOptions, mailbox: LoopMailbox) {
@@ -82,7 +82,7 @@ final class SessionLoop {
         guard let io = context.io, let session = context.session else {
             return .connectionLost(endpoint, reason: "no session")
         }
-        nextKeepalive = monotonicNanos()
+        nextKeepalive = Deadline(after: 0)
         var fds = [
             pollfd(fd: context.fd, events: 0, revents: 0),
             pollfd(fd: mailbox.wakeFD, events: Int16(POLLIN), revents: 0),
@@ -106,14 +106,14 @@ final class SessionLoop {
             }
 
             var now = monotonicNanos()
-            if options.keepaliveInterval > 0 && now >= nextKeepalive {
+            if options.keepaliveInterval > 0 && nextKeepalive.hasPassed(now: now) {
                 var seconds: Int32 = 0
                 let rc = libssh2_keepalive_send(session, &seconds)
                 if rc != 0 && rc != LIBSSH2_ERROR_EAGAIN {
                     return .connectionLost(
                         endpoint, reason: "cannot send keepalive (\(context.lastErrorMessage(fallback: "?")))")
                 }
-                nextKeepalive = now &+ UInt64(max(1, seconds)) * 1_000_000_000
+                nextKeepalive = Deadline(after: Double(max(1, seconds)), now: now)
             }
             io.flush()
             if let failure = context.brokenConnection() { return failure }
@@ -126,7 +126,7 @@ final class SessionLoop {
             fds[0].events = Int16(POLLIN) | FANOUT_POLLRDHUP | (io.hasPendingOutput ? Int16(POLLOUT) : 0)
             fds[0].revents = 0
             fds[1].revents = 0
-            _ = poll(&fds, 2, Int32(timeoutMs))
+            _ = poll(&fds, 2, timeoutMs)
             if fds[1].revents != 0 { mailbox.drainWake() }
             if fds[0].revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0 {
                 // Let one more pass read what the server sent before it went away (exit statuses), then give up.
@@ -135,41 +135,35 @@ final class SessionLoop {
         }
     }
 
-    private var deadPeerNanos: UInt64 { UInt64(options.deadPeerTimeout * 1e9) }
-
     /// We are owed a reply (keepalives go out every interval, and a live sshd answers each), yet nothing at all
     /// arrived for deadPeerTimeout. Counted from the last byte received, not from the first unanswered send, which
     /// trails the last reply by up to a keepalive interval.
     private func deadPeer(_ io: SocketIO, now: UInt64) -> SSHError? {
-        guard options.keepaliveInterval > 0, io.awaitingReplySince != nil, now &- io.lastReceive > deadPeerNanos else {
-            return nil
-        }
+        guard let silence = silenceLimit(io), silence.hasPassed(now: now) else { return nil }
         return .connectionLost(endpoint, reason: "no data at all from the server for "
-            + "\(formatSeconds(Double(now &- io.lastReceive) / 1e9)) although keepalive requests were sent "
+            + "\(formatSeconds(secondsElapsed(from: io.lastReceive, to: now))) although keepalive requests were sent "
             + "(dead-peer timeout \(formatSeconds(options.deadPeerTimeout))): the agent or its sshd is "
             + "frozen, or the network path is gone")
     }
 
     /// How long poll() may sleep: until the next thing the loop must do by itself (a keepalive, the dead-peer
     /// verdict, a command's timeout, shutting an idle SFTP subsystem down), and at most 1 s.
-    private func pollTimeoutMilliseconds(_ io: SocketIO, now: UInt64) -> UInt64 {
-        var timeoutMs: UInt64 = 1000
-        if options.keepaliveInterval > 0 {
-            timeoutMs = min(timeoutMs, nextKeepalive > now ? (nextKeepalive - now) / 1_000_000 + 1 : 0)
-            if io.awaitingReplySince != nil {
-                let due = io.lastReceive &+ deadPeerNanos
-                timeoutMs = min(timeoutMs, due > now ? (due - now) / 1_000_000 + 1 : 0)
-            }
+    private func pollTimeoutMilliseconds(_ io: SocketIO, now: UInt64) -> Int32 {
+        var due: [Deadline] = []
+        if options.keepaliveInterval > 0 { due.append(nextKeepalive) }
+        if let silence = silenceLimit(io) { due.append(silence) }
+        for op in execs where !op.sinkFinished {
+            if let deadline = op.deadline { due.append(deadline) }
         }
-        for op in execs {
-            if let deadline = op.deadline, !op.sinkFinished {
-                timeoutMs = min(timeoutMs, deadline > now ? (deadline - now) / 1_000_000 + 1 : 0)
-            }
-        }
-        if let due = sftp.idleShutdownDue {
-            timeoutMs = min(timeoutMs, due > now ? (due - now) / 1_000_000 + 1 : 0)
-        }
-        return timeoutMs
+        if let idle = sftp.idleShutdownDue { due.append(idle) }
+        return due.min()?.pollMilliseconds(now: now, atMost: 1000) ?? 1000
+    }
+
+    /// While we are owed a reply (and keepalives are on): when the server's silence since its last byte becomes a
+    /// dead peer.
+    private func silenceLimit(_ io: SocketIO) -> Deadline? {
+        guard options.keepaliveInterval > 0, io.awaitingReplySince != nil else { return nil }
+        return Deadline(after: options.deadPeerTimeout, now: io.lastReceive)
     }
 
     private func accept(_ request: LoopRequest) {
@@ -199,7 +193,7 @@ final class SessionLoop {
 
     private func expireCommands(_ now: UInt64) {
         for op in execs where !op.sinkFinished {
-            guard let deadline = op.deadline, now >= deadline else { continue }
+            guard let deadline = op.deadline, deadline.hasPassed(now: now) else { continue }
             op.abandon(with: .failed(.commandTimedOut(endpoint, command: op.command, seconds: op.timeoutSeconds ?? 0)))
         }
     }
@@ -217,8 +211,8 @@ final class SessionLoop {
         let fd = context.fd
         if let session = context.session, failure == nil, let io = context.io {
             _ = fanout_session_disconnect(session, "fanout: connection closed")
-            let deadline = monotonicNanos() &+ 200_000_000
-            while io.hasPendingOutput && io.flush() && monotonicNanos() < deadline {
+            let deadline = Deadline(after: 0.2)
+            while io.hasPendingOutput && io.flush() && !deadline.hasPassed() {
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&pfd, 1, 20)
             }

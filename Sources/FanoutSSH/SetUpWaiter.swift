@@ -9,7 +9,7 @@ import Glibc
 struct SetUpWaiter {
     let context: SessionContext
     let mailbox: LoopMailbox
-    let deadline: UInt64
+    let deadline: Deadline
     /// The budget the deadline came from, for the error message.
     let timeout: Double
 
@@ -38,7 +38,7 @@ struct SetUpWaiter {
         if mailbox.connectCancelled { throw .cancelled }
         context.io?.flush()
         let now = monotonicNanos()
-        guard now < deadline else {
+        guard !deadline.hasPassed(now: now) else {
             throw .connectTimedOut(context.endpoint, phase: phase, seconds: timeout)
         }
         let wantsWrite = context.io?.hasPendingOutput == true
@@ -46,8 +46,7 @@ struct SetUpWaiter {
             pollfd(fd: context.fd, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: mailbox.wakeFD, events: Int16(POLLIN), revents: 0),
         ]
-        let timeout = Int32(min(1000, (deadline - now) / 1_000_000 + 1))
-        _ = poll(&fds, 2, timeout)
+        _ = poll(&fds, 2, deadline.pollMilliseconds(now: now, atMost: 1000))
         if fds[1].revents != 0 { mailbox.drainWake() }
     }
 }

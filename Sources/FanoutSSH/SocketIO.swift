@@ -13,13 +13,6 @@ private let libssh2InitResult: Int32 = {
 
 func ensureLibSSH2Initialized() -> Bool { libssh2InitResult == 0 }
 
-/// Monotonic time in nanoseconds.
-func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 /// The socket under one libssh2 session, seen through libssh2's send/recv callbacks.
 ///
 /// Why callbacks: (1) a receive clock. libssh2's keepalive never notices a dead server, so we record when bytes last
