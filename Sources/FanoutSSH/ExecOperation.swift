@@ -85,19 +85,20 @@ final class ExecOperation {
                 state = .opening
 
             case .opening:
-                guard let ch = fanout_channel_open_session(session) else {
-                    let code = libssh2_session_last_errno(session)
-                    if code == LIBSSH2_ERROR_EAGAIN { return progressed }
-                    context.releaseOpener(id)
+                switch context.open(session, as: id, { fanout_channel_open_session(session) }) {
+                case .pending:
+                    return progressed
+                case .failed(let code):
                     if context.noteIfConnectionError(code) { return true }
                     finishSink(with: .failed(.channelFailed(
-                        context.endpoint, command: command, reason: context.lastErrorMessage(fallback: "channel open failed"))))
+                        context.endpoint, command: command,
+                        reason: context.lastErrorMessage(fallback: "channel open failed"))))
                     state = .finished
                     return true
+                case .opened(let ch):
+                    progressed = true
+                    state = sinkFinished ? .closing(ch) : .starting(ch)
                 }
-                context.releaseOpener(id)
-                progressed = true
-                state = sinkFinished ? .closing(ch) : .starting(ch)
 
             case let .starting(ch):
                 let rc = fanout_channel_exec(ch, command)

@@ -31,18 +31,20 @@ final class InternalChannel {
             state = .opening
             return step(context)
         case .opening:
-            guard let channel = fanout_channel_open_session(session) else {
-                let code = libssh2_session_last_errno(session)
-                if code == LIBSSH2_ERROR_EAGAIN { return false }
-                context.releaseOpener(SessionContext.internalChannelOpenerID)
+            switch context.open(session, as: SessionContext.internalChannelOpenerID, {
+                fanout_channel_open_session(session)
+            }) {
+            case .pending:
+                return false
+            case .failed(let code):
                 if !context.noteIfConnectionError(code) {
                     context.noteFatal("cannot reopen the internal channel (\(context.lastErrorMessage(fallback: "?")))")
                 }
                 return true
+            case .opened(let channel):
+                state = .open(channel)
+                return true
             }
-            context.releaseOpener(SessionContext.internalChannelOpenerID)
-            state = .open(channel)
-            return true
         case .open(let channel):
             while true {
                 let n = fanout_channel_read(channel, 0, context.scratch, context.scratchSize)

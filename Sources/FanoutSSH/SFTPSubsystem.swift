@@ -36,10 +36,10 @@ final class SFTPSubsystem {
             state = .initializing
             return step(context)
         case .initializing:
-            guard let sftp = libssh2_sftp_init(session) else {
-                let code = libssh2_session_last_errno(session)
-                if code == LIBSSH2_ERROR_EAGAIN { return false }
-                context.releaseOpener(SessionContext.sftpOpenerID)
+            switch context.open(session, as: SessionContext.sftpOpenerID, { libssh2_sftp_init(session) }) {
+            case .pending:
+                return false
+            case .failed(let code):
                 state = .none
                 if context.noteIfConnectionError(code) { return true }
                 let failure = SSHError.sftpFailed(
@@ -47,11 +47,11 @@ final class SFTPSubsystem {
                     reason: "the server refused the SFTP subsystem (\(context.lastErrorMessage(fallback: "?")))")
                 failAll(failure)
                 return true
+            case .opened(let sftp):
+                state = .ready(sftp)
+                idleShutdown = Deadline(after: Self.idleShutdownSeconds)
+                return step(context) || true
             }
-            context.releaseOpener(SessionContext.sftpOpenerID)
-            state = .ready(sftp)
-            idleShutdown = Deadline(after: Self.idleShutdownSeconds)
-            return step(context) || true
         case .ready(let sftp):
             var progressed = false
             while let head = queue.first {

@@ -46,6 +46,28 @@ final class SessionContext {
         if opener == id { opener = nil }
     }
 
+    enum OpenStep {
+        case opened(OpaquePointer)
+        /// libssh2 returned EAGAIN: call again when the socket moved; the slot stays taken.
+        case pending
+        /// The open failed with this libssh2 error code.
+        case failed(Int32)
+    }
+
+    /// One attempt of a libssh2 open (a channel, the SFTP subsystem) made by the holder `id` of the channel-open
+    /// slot. The slot is given back as soon as the open completed, either way: a holder that forgot to would block
+    /// every later open on this connection.
+    func open(_ session: OpaquePointer, as id: UInt64, _ call: () -> OpaquePointer?) -> OpenStep {
+        if let opened = call() {
+            releaseOpener(id)
+            return .opened(opened)
+        }
+        let code = libssh2_session_last_errno(session)
+        if code == LIBSSH2_ERROR_EAGAIN { return .pending }
+        releaseOpener(id)
+        return .failed(code)
+    }
+
     func lastErrorMessage(fallback: String) -> String {
         guard let session else { return fallback }
         var message: UnsafeMutablePointer<CChar>?
