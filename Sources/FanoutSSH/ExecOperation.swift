@@ -107,7 +107,8 @@ final class ExecOperation {
                 if rc != 0 {
                     if context.noteIfConnectionError(rc) { return true }
                     finishSink(with: .failed(.channelFailed(
-                        context.endpoint, command: command, reason: context.lastErrorMessage(fallback: "exec request refused"))))
+                        context.endpoint, command: command,
+                        reason: context.lastErrorMessage(fallback: "exec request refused"))))
                     state = .closing(ch)
                     continue
                 }

@@ -19,7 +19,7 @@ final class SFTPOperation {
     let request: SFTPRequest
     private var reply: CheckedContinuation<Result<SFTPReply, SSHError>, Never>?
 
-    // Upload state.
+    // An upload spans many steps (any libssh2 call in it may return EAGAIN): where it got to lives here.
     private var localFD: Int32 = -1
     private var handle: OpaquePointer?
     private var buffer: UnsafeMutableRawPointer?

@@ -9,6 +9,7 @@ struct SessionAuthenticator {
     let waiter: SetUpWaiter
 
     private var endpoint: SSHEndpoint { context.endpoint }
+    private var lastError: String { context.lastErrorMessage(fallback: "?") }
 
     func authenticate(_ session: OpaquePointer, with authentication: SSHAuthentication) throws(SSHError) {
         switch authentication {
@@ -72,10 +73,10 @@ struct SessionAuthenticator {
         }
         libssh2_agent_set_identity_path(agent, path)
         if libssh2_agent_connect(agent) != 0 {
-            throw .agentUnavailable(socketPath: path, reason: "cannot connect to it (\(context.lastErrorMessage(fallback: "?")))")
+            throw .agentUnavailable(socketPath: path, reason: "cannot connect to it (\(lastError))")
         }
         if libssh2_agent_list_identities(agent) != 0 {
-            throw .agentUnavailable(socketPath: path, reason: "cannot list its keys (\(context.lastErrorMessage(fallback: "?")))")
+            throw .agentUnavailable(socketPath: path, reason: "cannot list its keys (\(lastError))")
         }
         var previous: UnsafeMutablePointer<libssh2_agent_publickey>?
         var tried: [String] = []
@@ -86,7 +87,7 @@ struct SessionAuthenticator {
             let found = libssh2_agent_get_identity(agent, &identity, previous)
             if found == 1 { break }
             guard found == 0, let identity else {
-                throw .agentUnavailable(socketPath: path, reason: "cannot read its keys (\(context.lastErrorMessage(fallback: "?")))")
+                throw .agentUnavailable(socketPath: path, reason: "cannot read its keys (\(lastError))")
             }
             previous = identity
             let blob = Array(UnsafeBufferPointer(start: identity.pointee.blob, count: Int(identity.pointee.blob_len)))
