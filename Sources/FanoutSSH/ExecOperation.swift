@@ -18,7 +18,7 @@ final class ExecOperation {
 
     let id: UInt64
     let command: String
-    let deadline: UInt64?
+    let deadline: Deadline?
     let timeoutSeconds: Double?
     private let sink: AsyncStream<SSHExecEvent>.Continuation
     private(set) var state: State = .queued
@@ -30,7 +30,7 @@ final class ExecOperation {
         self.command = command
         self.sink = sink
         timeoutSeconds = timeout
-        deadline = timeout.map { monotonicNanos() &+ UInt64(max(0, $0) * 1e9) }
+        deadline = timeout.map { Deadline(after: $0) }
     }
 
     var isFinished: Bool {
@@ -47,7 +47,7 @@ final class ExecOperation {
     }
 
     /// Ends the stream now with `event` (nil: the consumer went away) and closes the channel in the background.
-    func abandon(with event: SSHExecEvent?, loop: SessionLoop) {
+    func abandon(with event: SSHExecEvent?) {
         finishSink(with: event)
         switch state {
         case .queued:
@@ -75,51 +75,53 @@ final class ExecOperation {
     }
 
     /// Advances as far as possible. Returns true when anything happened (data delivered, state changed).
-    func step(_ loop: SessionLoop) -> Bool {
-        guard let session = loop.session else { return false }
+    func step(_ context: SessionContext) -> Bool {
+        guard let session = context.session else { return false }
         var progressed = false
         while true {
             switch state {
             case .queued:
-                guard loop.acquireOpener(id) else { return progressed }
+                guard context.acquireOpener(id) else { return progressed }
                 state = .opening
 
             case .opening:
-                guard let ch = fanout_channel_open_session(session) else {
-                    let code = libssh2_session_last_errno(session)
-                    if code == LIBSSH2_ERROR_EAGAIN { return progressed }
-                    loop.releaseOpener(id)
-                    if loop.noteIfConnectionError(code) { return true }
+                switch context.open(session, as: id, { fanout_channel_open_session(session) }) {
+                case .pending:
+                    return progressed
+                case .failed(let code):
+                    if context.noteIfConnectionError(code) { return true }
                     finishSink(with: .failed(.channelFailed(
-                        loop.endpoint, command: command, reason: loop.lastErrorMessage(fallback: "channel open failed"))))
+                        context.endpoint, command: command,
+                        reason: context.lastErrorMessage(fallback: "channel open failed"))))
                     state = .finished
                     return true
+                case .opened(let ch):
+                    progressed = true
+                    state = sinkFinished ? .closing(ch) : .starting(ch)
                 }
-                loop.releaseOpener(id)
-                progressed = true
-                state = sinkFinished ? .closing(ch) : .starting(ch)
 
             case let .starting(ch):
                 let rc = fanout_channel_exec(ch, command)
                 if rc == LIBSSH2_ERROR_EAGAIN { return progressed }
                 progressed = true
                 if rc != 0 {
-                    if loop.noteIfConnectionError(rc) { return true }
+                    if context.noteIfConnectionError(rc) { return true }
                     finishSink(with: .failed(.channelFailed(
-                        loop.endpoint, command: command, reason: loop.lastErrorMessage(fallback: "exec request refused"))))
+                        context.endpoint, command: command,
+                        reason: context.lastErrorMessage(fallback: "exec request refused"))))
                     state = .closing(ch)
                     continue
                 }
                 state = .streaming(ch)
 
             case let .streaming(ch):
-                let (moved, error) = drain(ch, loop)
+                let (moved, error) = drain(ch, context)
                 progressed = progressed || moved
                 if let error {
-                    if loop.noteIfConnectionError(error) { return true }
+                    if context.noteIfConnectionError(error) { return true }
                     finishSink(with: .failed(.libssh2(
-                        loop.endpoint, operation: "reading the output of `\(abbreviate(command))`", code: error,
-                        message: loop.lastErrorMessage(fallback: "read failed"))))
+                        context.endpoint, operation: "reading the output of `\(abbreviate(command))`", code: error,
+                        message: context.lastErrorMessage(fallback: "read failed"))))
                     state = .closing(ch)
                     continue
                 }
@@ -131,7 +133,7 @@ final class ExecOperation {
                 let rc = libssh2_channel_close(ch)
                 if rc == LIBSSH2_ERROR_EAGAIN { return progressed }
                 progressed = true
-                if rc != 0, loop.noteIfConnectionError(rc) { return true }
+                if rc != 0, context.noteIfConnectionError(rc) { return true }
                 if !sinkFinished {
                     let status = libssh2_channel_get_exit_status(ch)
                     finishSink(with: .exited(status: status, signal: exitSignal(ch, session)))
@@ -152,14 +154,14 @@ final class ExecOperation {
 
     /// Reads stdout and stderr until libssh2 has nothing more buffered (both streams: an unread stderr would
     /// hold the channel window shut and stall stdout too).
-    private func drain(_ ch: OpaquePointer, _ loop: SessionLoop) -> (progressed: Bool, error: Int32?) {
+    private func drain(_ ch: OpaquePointer, _ context: SessionContext) -> (progressed: Bool, error: Int32?) {
         var progressed = false
         for stream in [Int32(0), Int32(SSH_EXTENDED_DATA_STDERR)] {
             while true {
-                let n = fanout_channel_read(ch, stream, loop.scratch, loop.scratchSize)
+                let n = fanout_channel_read(ch, stream, context.scratch, context.scratchSize)
                 if n > 0 {
                     progressed = true
-                    let bytes = Array(UnsafeRawBufferPointer(start: loop.scratch, count: n))
+                    let bytes = Array(UnsafeRawBufferPointer(start: context.scratch, count: n))
                     if !sinkFinished { sink.yield(stream == 0 ? .stdout(bytes) : .stderr(bytes)) }
                     continue
                 }

@@ -3,7 +3,7 @@ import CLibSSH2
 import Glibc
 #endif
 
-/// One SFTP request. libssh2 keeps per-SFTP-session state for open/mkdir/rename/..., so the session loop runs
+/// One SFTP request. libssh2 keeps per-SFTP-session state for open/mkdir/rename/..., so `SFTPSubsystem` runs
 /// these strictly one after another; `step` advances the head of that queue without blocking.
 final class SFTPOperation {
     enum Outcome {
@@ -19,7 +19,7 @@ final class SFTPOperation {
     let request: SFTPRequest
     private var reply: CheckedContinuation<Result<SFTPReply, SSHError>, Never>?
 
-    // Upload state.
+    // An upload spans many steps (any libssh2 call in it may return EAGAIN): where it got to lives here.
     private var localFD: Int32 = -1
     private var handle: OpaquePointer?
     private var buffer: UnsafeMutableRawPointer?
@@ -50,16 +50,16 @@ final class SFTPOperation {
         reply = nil
     }
 
-    func step(sftp: OpaquePointer, loop: SessionLoop) -> Outcome {
+    func step(sftp: OpaquePointer, context: SessionContext) -> Outcome {
         switch request {
         case let .upload(localPath, remotePath, mode):
-            return stepUpload(sftp: sftp, loop: loop, localPath: localPath, remotePath: remotePath, mode: mode)
+            return stepUpload(sftp: sftp, context: context, localPath: localPath, remotePath: remotePath, mode: mode)
         case let .mkdir(path, mode):
-            return simple(loop, sftp) { fanout_sftp_mkdir(sftp, path, Int(mode)) }
+            return simple(context, sftp) { fanout_sftp_mkdir(sftp, path, Int(mode)) }
         case let .rename(from, to):
-            return simple(loop, sftp) { fanout_sftp_rename(sftp, from, to) }
+            return simple(context, sftp) { fanout_sftp_rename(sftp, from, to) }
         case let .remove(path):
-            return simple(loop, sftp) { fanout_sftp_unlink(sftp, path) }
+            return simple(context, sftp) { fanout_sftp_unlink(sftp, path) }
         case let .stat(path):
             var attributes = LIBSSH2_SFTP_ATTRIBUTES()
             let rc = fanout_sftp_stat(sftp, path, &attributes)
@@ -69,26 +69,26 @@ final class SFTPOperation {
             } else if rc == LIBSSH2_ERROR_SFTP_PROTOCOL,
                       [LIBSSH2_FX_NO_SUCH_FILE, LIBSSH2_FX_NO_SUCH_PATH].contains(libssh2_sftp_last_error(sftp)) {
                 finish(.success(.attributes(nil)))
-            } else if !loop.noteIfConnectionError(rc) {
-                finish(.failure(error(rc, loop, sftp)))
+            } else if !context.noteIfConnectionError(rc) {
+                finish(.failure(error(rc, context, sftp)))
             }
             return .done
         }
     }
 
-    private func simple(_ loop: SessionLoop, _ sftp: OpaquePointer, _ call: () -> Int32) -> Outcome {
+    private func simple(_ context: SessionContext, _ sftp: OpaquePointer, _ call: () -> Int32) -> Outcome {
         let rc = call()
         if rc == LIBSSH2_ERROR_EAGAIN { return .blocked }
         if rc == 0 {
             finish(.success(.done))
-        } else if !loop.noteIfConnectionError(rc) {
-            finish(.failure(error(rc, loop, sftp)))
+        } else if !context.noteIfConnectionError(rc) {
+            finish(.failure(error(rc, context, sftp)))
         }
         return .done
     }
 
     private func stepUpload(
-        sftp: OpaquePointer, loop: SessionLoop, localPath: String, remotePath: String, mode: Int32
+        sftp: OpaquePointer, context: SessionContext, localPath: String, remotePath: String, mode: Int32
     ) -> Outcome {
         var progressed = false
         if buffer == nil {
@@ -105,9 +105,9 @@ final class SFTPOperation {
         if handle == nil {
             let flags = UInt(LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC)
             guard let opened = fanout_sftp_open(sftp, remotePath, flags, Int(mode)) else {
-                let code = libssh2_session_last_errno(loop.session)
+                let code = libssh2_session_last_errno(context.session)
                 if code == LIBSSH2_ERROR_EAGAIN { return progressed ? .progressed : .blocked }
-                if !loop.noteIfConnectionError(code) { finish(.failure(error(code, loop, sftp))) }
+                if !context.noteIfConnectionError(code) { finish(.failure(error(code, context, sftp))) }
                 return .done
             }
             handle = opened
@@ -135,8 +135,8 @@ final class SFTPOperation {
             if n == Int(LIBSSH2_ERROR_EAGAIN) { return progressed ? .progressed : .blocked }
             if n < 0 {
                 let code = Int32(truncatingIfNeeded: n)
-                if loop.noteIfConnectionError(code) { return .done }
-                failure = error(code, loop, sftp)
+                if context.noteIfConnectionError(code) { return .done }
+                failure = error(code, context, sftp)
                 break
             }
             bufferOffset += n
@@ -152,8 +152,8 @@ final class SFTPOperation {
             let rc = libssh2_sftp_fstat_ex(handle, &attributes, 1)
             if rc == LIBSSH2_ERROR_EAGAIN { return progressed ? .progressed : .blocked }
             if rc != 0 {
-                if loop.noteIfConnectionError(rc) { return .done }
-                failure = error(rc, loop, sftp)
+                if context.noteIfConnectionError(rc) { return .done }
+                failure = error(rc, context, sftp)
             }
             modeSet = true
         }
@@ -161,8 +161,8 @@ final class SFTPOperation {
         let rc = libssh2_sftp_close_handle(handle)
         if rc == LIBSSH2_ERROR_EAGAIN { return progressed ? .progressed : .blocked }
         if rc != 0 && failure == nil {
-            if loop.noteIfConnectionError(rc) { return .done }
-            failure = error(rc, loop, sftp)
+            if context.noteIfConnectionError(rc) { return .done }
+            failure = error(rc, context, sftp)
         }
         self.handle = nil
         if let failure {
@@ -188,14 +188,14 @@ final class SFTPOperation {
         return .success(filled)
     }
 
-    private func error(_ code: Int32, _ loop: SessionLoop, _ sftp: OpaquePointer) -> SSHError {
+    private func error(_ code: Int32, _ context: SessionContext, _ sftp: OpaquePointer) -> SSHError {
         let reason: String
         if code == LIBSSH2_ERROR_SFTP_PROTOCOL {
             reason = Self.statusText(libssh2_sftp_last_error(sftp))
         } else {
-            reason = loop.lastErrorMessage(fallback: "libssh2 error \(code)")
+            reason = context.lastErrorMessage(fallback: "libssh2 error \(code)")
         }
-        return .sftpFailed(loop.endpoint, operation: request.operationName, path: request.path, reason: reason)
+        return .sftpFailed(context.endpoint, operation: request.operationName, path: request.path, reason: reason)
     }
 
     static func statusText(_ status: UInt) -> String {

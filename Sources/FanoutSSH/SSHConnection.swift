@@ -93,7 +93,7 @@ public final class SSHConnection: Sendable {
                 stderr += bytes
             case let .exited(status, signal):
                 return SSHCommandResult(stdout: stdout, stderr: stderr, status: status, signal: signal,
-                                        duration: Double(monotonicNanos() - start) / 1e9)
+                                        duration: secondsElapsed(from: start))
             case .failed(let error):
                 throw error
             }

@@ -13,13 +13,6 @@ private let libssh2InitResult: Int32 = {
 
 func ensureLibSSH2Initialized() -> Bool { libssh2InitResult == 0 }
 
-/// Monotonic time in nanoseconds.
-func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 /// The socket under one libssh2 session, seen through libssh2's send/recv callbacks.
 ///
 /// Why callbacks: (1) a receive clock. libssh2's keepalive never notices a dead server, so we record when bytes last
@@ -84,20 +77,10 @@ final class SocketIO {
         guard length > 0, let buffer else { return 0 }
         noteSent()
         var offset = 0
+        // Behind queued bytes, new ones must queue too, or they would overtake them on the wire.
         if !hasPendingOutput {
-            while offset < length {
-                let n = Glibc.send(fd, buffer + offset, length - offset, flags | Int32(MSG_NOSIGNAL))
-                if n > 0 {
-                    offset += n
-                    bytesSent &+= UInt64(n)
-                    continue
-                }
-                let err = errno
-                if n < 0 && err == EINTR { continue }
-                if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) { break }
-                socketError = n < 0 ? err : EPIPE
-                return -Int(socketError)
-            }
+            guard let sent = sendNow(buffer, length, flags: flags) else { return -Int(socketError) }
+            offset = sent
         }
         if offset < length {
             let rest = UnsafeRawBufferPointer(start: buffer + offset, count: length - offset)
@@ -114,21 +97,13 @@ final class SocketIO {
     @discardableResult
     func flush() -> Bool {
         if socketError != 0 { return false }
-        while hasPendingOutput {
-            let n = pending.withUnsafeBytes { raw -> Int in
+        if hasPendingOutput {
+            let sent = pending.withUnsafeBytes { raw -> Int? in
                 guard let base = raw.baseAddress else { return 0 }
-                return Glibc.send(fd, base + pendingStart, pending.count - pendingStart, Int32(MSG_NOSIGNAL))
+                return sendNow(base + pendingStart, pending.count - pendingStart, flags: 0)
             }
-            if n > 0 {
-                pendingStart += n
-                bytesSent &+= UInt64(n)
-                continue
-            }
-            let err = errno
-            if n < 0 && err == EINTR { continue }
-            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) { break }
-            socketError = n < 0 ? err : EPIPE
-            return false
+            guard let sent else { return false }
+            pendingStart += sent
         }
         if pendingStart == pending.count {
             pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
@@ -138,6 +113,26 @@ final class SocketIO {
             pendingStart = 0
         }
         return true
+    }
+
+    /// Hands the kernel what it takes now without blocking. Returns how much it took, or nil after a socket error
+    /// (kept in `socketError`).
+    private func sendNow(_ base: UnsafeRawPointer, _ count: Int, flags: Int32) -> Int? {
+        var offset = 0
+        while offset < count {
+            let n = Glibc.send(fd, base + offset, count - offset, flags | Int32(MSG_NOSIGNAL))
+            if n > 0 {
+                offset += n
+                bytesSent &+= UInt64(n)
+                continue
+            }
+            let err = errno
+            if n < 0 && err == EINTR { continue }
+            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) { break }
+            socketError = n < 0 ? err : EPIPE
+            return nil
+        }
+        return offset
     }
 
     /// Marks the socket broken (after shutdown) so no further send is attempted.

@@ -23,7 +23,7 @@ enum TCPConnector {
         }
         defer { freeaddrinfo(list) }
 
-        let deadline = monotonicNanos() &+ UInt64(max(0.001, timeout) * 1e9)
+        let deadline = Deadline(after: max(0.001, timeout))
         var lastError = "no address"
         var node: UnsafeMutablePointer<addrinfo>? = list
         while let info = node {
@@ -59,14 +59,13 @@ enum TCPConnector {
     }
 
     /// 0 when connected, else an errno (ETIMEDOUT at the deadline, ECANCELED when cancelled).
-    private static func waitConnected(_ fd: Int32, deadline: UInt64, cancelled: () -> Bool) -> Int32 {
+    private static func waitConnected(_ fd: Int32, deadline: Deadline, cancelled: () -> Bool) -> Int32 {
         while true {
             if cancelled() { return ECANCELED }
             let now = monotonicNanos()
-            if now >= deadline { return ETIMEDOUT }
+            if deadline.hasPassed(now: now) { return ETIMEDOUT }
             var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let wait = Int32(min(100, (deadline - now) / 1_000_000 + 1))
-            let n = poll(&pfd, 1, wait)
+            let n = poll(&pfd, 1, deadline.pollMilliseconds(now: now, atMost: 100))
             if n < 0 && errno != EINTR { return errno }
             if n > 0 {
                 var soError: Int32 = 0
