@@ -132,91 +132,6 @@ public struct HTMLWriter: Sendable {
         return out + "</tbody></table>\n</header>\n"
     }
 
-    private func failures(_ report: RunReport, units: [Int: UnitReport]) -> String {
-        let groups = FailureGroups.groups(report)
-        guard !groups.isEmpty else { return "<section id=\"failures\">\n<h2>Failures</h2>\n<p>None.</p>\n</section>\n" }
-        let total = groups.reduce(0) { $0 + $1.results.count }
-        var out = "<section id=\"failures\">\n<h2>Failures: \(total) test\(total == 1 ? "" : "s") in \(groups.count) "
-            + "group\(groups.count == 1 ? "" : "s")</h2>\n"
-        var body = ""
-        var shown = 0, bytes = 0, listed = 0
-        // A unit's log is shown once, with its first failing test; the others link to it (many failures of one
-        // unit would repeat the same log).
-        var logShownWith: [Int: (anchor: String, test: String)] = [:]
-        for (index, group) in groups.enumerated() {
-            body += "<details class=\"group\"\(index < 3 ? " open" : "")><summary><b>\(group.results.count) "
-                + "\(group.outcome.rawValue)</b> · <code>\(e(group.signature, line: true))</code></summary>\n<ul class=\"tests\">\n"
-            for result in group.results {
-                if shown < fullFailures, bytes < failureBytes {
-                    let entry = self.entry(result, anchor: "f\(shown)", report: report, units: units, logShownWith: &logShownWith)
-                    bytes += entry.utf8.count
-                    shown += 1
-                    body += entry
-                } else {
-                    listed += 1
-                    body += "<li class=\"brief\"><code>\(e(result.id.description, line: true))</code>"
-                        + "\(place(result, report)) · \(result.outcome.rawValue)</li>\n"
-                }
-            }
-            body += "</ul>\n</details>\n"
-        }
-        if listed > 0 {
-            out += "<p class=\"note\">The first \(shown) failures are shown in full; \(listed) more are listed by id only. "
-                + "Every test, with its messages and log, is in report.json.</p>\n"
-        }
-        return out + body + "</section>\n"
-    }
-
-    /// One failing test in full: where it ran, every issue, diagnostics, attempts and the unit's log.
-    private func entry(_ result: TestResult, anchor: String, report: RunReport, units: [Int: UnitReport],
-                       logShownWith: inout [Int: (anchor: String, test: String)]) -> String {
-        let attempt = result.decidingAttempt
-        let unit = attempt.flatMap { units[$0.unit] }
-        var out = "<li class=\"test \(result.outcome.rawValue)\" id=\"\(anchor)\"><div class=\"tid\"><code>\(e(result.id.description, line: true))</code> "
-            + "<span class=\"badge \(result.outcome.rawValue)\">\(result.outcome.rawValue)</span>"
-        out += " · destination \(e(result.destination, line: true))"
-        if let location = attempt?.failingIssues.first?.location ?? attempt?.issues.first?.location {
-            out += " · <code>\(e(location.description, line: true))</code>"
-        }
-        if let unit {
-            out += " · unit \(unit.id) on \(e(unit.agent, line: true)) slot \(unit.slot)"
-        } else if let attempt {
-            out += " · unit \(attempt.unit) on \(e(attempt.agent, line: true))"
-        }
-        out += "</div>\n"
-
-        // The full message: every issue of the deciding attempt, or the reason it did not run.
-        let issues = attempt?.issues ?? []
-        let message = issues.isEmpty || result.outcome == .notRun
-            ? ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
-            : issues.map(ReportFacts.line(for:)).joined(separator: "\n")
-        out += "<pre class=\"message\">\(e(HTMLEscaping.clipped(message, to: Self.textLimit)))</pre>\n"
-
-        if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty {
-            out += "<details class=\"diagnostics\" open><summary>Diagnostics</summary>\(head(diagnostics, lines: diagnosticsLines))</details>\n"
-        }
-        if result.attempts.count > 1 {
-            out += "<details class=\"attempts\"><summary>\(result.attempts.count) attempts</summary><ol>\n"
-            for a in result.attempts {
-                let headline = a.outcome.isFailure || a.outcome == .notRun
-                    ? " · " + e(HTMLEscaping.clipped(ReportFacts.headline(of: a, outcome: a.outcome, unit: units[a.unit]), to: 500), line: true)
-                    : ""
-                out += "<li>\(a.outcome.rawValue) in \(formatSeconds(a.duration)) · unit \(a.unit) on \(e(a.agent, line: true))\(headline)</li>\n"
-            }
-            out += "</ol></details>\n"
-        }
-        if let unit, let first = logShownWith[unit.id] {
-            out += "<p class=\"note\">Unit \(unit.id)&#39;s log is shown with <a href=\"#\(first.anchor)\">\(first.test)</a>.</p>\n"
-        } else if let unit {
-            logShownWith[unit.id] = (anchor, e(result.id.description, line: true))
-            out += "<details class=\"log\"><summary>Unit \(unit.id) log (\(e(unit.agent, line: true)) slot \(unit.slot), "
-                + "\(unit.testCount) tests, \(formatSeconds(unit.duration)), \(e(unit.ending, line: true)))</summary>"
-                + "<p class=\"command\"><code>\(e(HTMLEscaping.clipped(unit.command, to: Self.lineLimit * 2), line: true))</code></p>"
-                + tail(unit.log, lines: logLines) + "</details>\n"
-        }
-        return out + "</li>\n"
-    }
-
     private func matrix(_ report: RunReport) -> String {
         guard report.destinations.count >= 2 else { return "" }
         var outcomes: [TestID: [String: Outcome]] = [:]
@@ -302,69 +217,6 @@ public struct HTMLWriter: Sendable {
         return out + "</section>\n"
     }
 
-    private func performance(_ report: RunReport) -> String {
-        var out = "<section id=\"performance\">\n<h2>Performance</h2>\n"
-        guard !report.measurements.isEmpty else { return out + "<p>No measurements.</p>\n</section>\n" }
-        let sorted = report.measurements.sorted {
-            ($0.destination, $0.hardwareClass ?? "", $0.measurement.test, $0.measurement.metric)
-                < ($1.destination, $1.hardwareClass ?? "", $1.measurement.test, $1.measurement.metric)
-        }
-        // One table per destination and hardware class (baselines and trends never cross them), then its charts.
-        var groups: [[MeasurementRecord]] = []
-        for record in sorted.prefix(Self.measurementRows) {
-            if let last = groups.last?.last, last.destination == record.destination,
-               last.hardwareClass == record.hardwareClass {
-                groups[groups.count - 1].append(record)
-            } else {
-                groups.append([record])
-            }
-        }
-        var charts = 0
-        for group in groups {
-            out += "<h3>\(e(group[0].destination, line: true)) · \(e(group[0].hardwareClass ?? "hardware class unknown", line: true))</h3>\n"
-                + "<table class=\"performance\"><thead><tr><th>test</th><th>metric</th><th>average</th><th>RSD</th>"
-                + "<th>values</th><th>verdict</th><th>baseline</th><th>agent</th></tr></thead><tbody>\n"
-            for record in group {
-                let m = record.measurement
-                let verdictClass = record.verdict.map { $0.kind.rawValue } ?? "recorded"
-                out += "<tr><td><code>\(e(m.test.description, line: true))</code></td><td>\(e(m.metric, line: true))</td>"
-                    + "<td>\(e(PerformanceText.value(m.average, unit: m.unit), line: true))</td>"
-                    + "<td>\(String(format1: m.relativeStandardDeviation))%</td>"
-                    + "<td>\(HTMLTimeline.sparkline(m.values, unit: m.unit))</td>"
-                    + "<td class=\"verdict-\(verdictClass)\">\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))</td>"
-                    + "<td>\(e(record.verdict?.baselineAverage.map { PerformanceText.value($0, unit: m.unit) } ?? "—", line: true))</td>"
-                    + "<td>\(e(record.agent, line: true))</td></tr>\n"
-            }
-            out += "</tbody></table>\n"
-            // Trends, regressions first: a chart per metric with earlier runs or a baseline to compare with.
-            let ranked = group.filter { $0.verdict?.kind == .regression } + group.filter { $0.verdict?.kind != .regression }
-            var figures = ""
-            for record in ranked {
-                guard charts < Self.trendCharts, let chart = HTMLTrendChart.svg(record) else { continue }
-                charts += 1
-                let m = record.measurement
-                let runs = record.trend?.runs.count ?? 0
-                figures += "<figure class=\"trend\">\(chart)<figcaption><code>\(e(m.test.description, line: true))</code> · "
-                    + "\(e(m.metric, line: true)) · \(runs) earlier run\(runs == 1 ? "" : "s") · "
-                    + "\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))"
-                    + "</figcaption></figure>\n"
-            }
-            if !figures.isEmpty {
-                out += "<p class=\"legend\"><span class=\"key past\"></span>earlier runs (newest \(Self.trendRuns) at most) "
-                    + "<span class=\"key this-run\"></span>this run, in its verdict&#39;s color <span class=\"key-line baseline\"></span>baseline "
-                    + "<span class=\"key allowed\"></span>allowed, up to the regression limit</p>\n"
-                    + "<div class=\"trends\">\n\(figures)</div>\n"
-            }
-        }
-        if sorted.count > Self.measurementRows {
-            out += "<p class=\"note\">… and \(sorted.count - Self.measurementRows) more measurements in report.json.</p>\n"
-        }
-        if charts == Self.trendCharts {
-            out += "<p class=\"note\">Trends are drawn for the first \(Self.trendCharts) measurements; every trend is in report.json.</p>\n"
-        }
-        return out + "</section>\n"
-    }
-
     private func warnings(_ report: RunReport) -> String {
         var out = "<section id=\"warnings\">\n<h2>Warnings</h2>\n"
         guard !report.warnings.isEmpty else { return out + "<p>None.</p>\n</section>\n" }
@@ -381,14 +233,14 @@ public struct HTMLWriter: Sendable {
 
     // MARK: - Text
 
-    private func e(_ text: String, line: Bool = false) -> String { HTMLEscaping.escape(text, singleLine: line) }
+    func e(_ text: String, line: Bool = false) -> String { HTMLEscaping.escape(text, singleLine: line) }
 
-    private func place(_ result: TestResult, _ report: RunReport) -> String {
+    func place(_ result: TestResult, _ report: RunReport) -> String {
         report.destinations.count > 1 ? " [\(e(result.destination, line: true))]" : ""
     }
 
     /// The last `lines` lines of a log in a `<pre>`, with a note when lines were cut.
-    private func tail(_ log: String, lines count: Int) -> String {
+    func tail(_ log: String, lines count: Int) -> String {
         let (kept, omitted) = ReportFacts.tail(log, lines: count)
         guard !kept.isEmpty else { return "<p class=\"note\">The log is empty.</p>" }
         var out = omitted > 0 ? "<p class=\"note\">The first \(omitted) lines are cut; the last \(kept.count) are shown.</p>" : ""
@@ -397,7 +249,7 @@ public struct HTMLWriter: Sendable {
     }
 
     /// The first `lines` lines of a text (a backtrace starts with what matters), with a note when lines were cut.
-    private func head(_ text: String, lines count: Int) -> String {
+    func head(_ text: String, lines count: Int) -> String {
         let all = text.split(separator: "\n", omittingEmptySubsequences: false)
         let kept = all.prefix(count)
         var out = "<pre>" + kept.map { e(HTMLEscaping.clipped(String($0), to: Self.lineLimit)) }.joined(separator: "\n") + "</pre>"
