@@ -70,7 +70,7 @@ struct RunSuite: AsyncParsableCommand {
     @Option(help: "Where to write the results (JSON).")
     var json: String?
 
-    func run() async throws {
+    mutating func run() async throws {
         Interrupts.install()
         let bench = SuiteBench(shape: shape, seed: seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
                                slots: slots, warmRuns: warmRuns, fleetAgents: fleetAgents, fleetSlots: fleetSlots,

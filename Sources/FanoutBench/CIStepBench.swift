@@ -106,7 +106,7 @@ struct MergeScale: AsyncParsableCommand {
     @Option(help: "Where to write the result (JSON).")
     var json: String?
 
-    func run() async throws {
+    mutating func run() async throws {
         let work = "\(dir)/merge-scale"
         try? FileManager.default.removeItem(atPath: work)
         var paths: [String] = []

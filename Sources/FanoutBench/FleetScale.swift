@@ -29,7 +29,7 @@ struct FleetScale: AsyncParsableCommand {
     @Option(help: "Where to write the results (JSON).")
     var json: String?
 
-    func run() async throws {
+    mutating func run() async throws {
         Interrupts.install()
         let fm = FileManager.default
         let work = "\(common.dir)/work/fleet-scale"

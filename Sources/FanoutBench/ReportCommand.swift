@@ -33,7 +33,7 @@ struct Report: AsyncParsableCommand {
     @Option(help: "The Fanout repository (for the commit).")
     var repo = FileManager.default.currentDirectoryPath
 
-    func run() async throws {
+    mutating func run() async throws {
         let run: BenchRun
         if let from {
             run = try JSONFiles.read(BenchRun.self, from: from)

@@ -29,7 +29,7 @@ struct ReportPage: AsyncParsableCommand {
     @Option(help: "Where to write the results (JSON).")
     var json: String?
 
-    func run() async throws {
+    mutating func run() async throws {
         Interrupts.install()
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let report = LargeReport.make(tests: tests, failures: failures)

@@ -14,7 +14,7 @@ struct Shards: AsyncParsableCommand {
     @Option(help: "A Fanout report.json whose classes[].actual are the timings (for --strategy timings).")
     var history: String?
 
-    func run() async throws {
+    mutating func run() async throws {
         Interrupts.install()
         let timings = try history.map { try FanoutReportFile.read($0).classDurations } ?? [:]
         let listed = try await SuiteBench.listClasses(bundle)

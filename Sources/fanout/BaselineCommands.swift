@@ -34,7 +34,7 @@ struct BaselineCommand: AsyncParsableCommand {
         @Option(help: "The baselines file (default: fanout-baselines.json).")
         var baselines: String?
 
-        func run() async throws {
+        mutating func run() async throws {
             let report = try BaselineFile.readReport(from)
             let path = BaselineCommand.path(baselines)
             var file = try BaselineFile.load(path)
@@ -65,7 +65,7 @@ struct BaselineCommand: AsyncParsableCommand {
         @Option(help: "Only this destination's baselines.")
         var destination: String?
 
-        func run() async throws {
+        mutating func run() async throws {
             let path = BaselineCommand.path(baselines)
             if !FileManager.default.fileExists(atPath: path) {
                 Terminal.err("fanout: no baselines file at \(path) yet: `fanout baseline accept --from <report.json>` creates it")

@@ -56,7 +56,7 @@ struct Run: AsyncParsableCommand {
         + "BUILDKITE_PARALLEL_JOB/_COUNT.", valueName: "I/N"))
     var shard: String?
 
-    func run() async throws {
+    mutating func run() async throws {
         var settings = try common.settings()
         if let reportDir { settings.reportDirectory = reportDir }
         if let timeoutFactor { settings.timeoutFactor = timeoutFactor }
@@ -83,7 +83,7 @@ struct PlanCommand: AsyncParsableCommand {
     @Option(help: "Preview how the work splits into N shards for N CI jobs (`fanout run --shard I/N` in each).")
     var shards: Int?
 
-    func run() async throws {
+    mutating func run() async throws {
         var settings = try common.settings()
         if let shards {
             guard shards >= 1 else { throw FanoutError("--shards must be at least 1 (got \(shards))", hint: "Use --shards N with N ≥ 1.") }
@@ -107,7 +107,7 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Also list every test method.")
     var tests = false
 
-    func run() async throws {
+    mutating func run() async throws {
         let settings = try common.settings()
         let prepared = try await Coordinator(settings: settings, progress: Terminal.plainProgress).prepare()
         print(Inspector.listTable(prepared, showTests: tests).rendered())
@@ -128,7 +128,7 @@ struct HistoryCommand: AsyncParsableCommand {
         @Option(help: "How many recent runs to look at.")
         var runs = 20
 
-        func run() async throws {
+        mutating func run() async throws {
             print(try Inspector.flakyTable(path: history, runs: runs).rendered())
         }
     }
@@ -145,7 +145,7 @@ struct HistoryCommand: AsyncParsableCommand {
         @Option(help: "How many rows per table.")
         var limit = 20
 
-        func run() async throws {
+        mutating func run() async throws {
             print(try Inspector.historyTables(path: history, destination: destination, limit: limit)
                 .map { $0.rendered() }.joined(separator: "\n\n"))
         }
@@ -185,7 +185,7 @@ extension HistoryCommand {
         @Option(help: "Only the newest N runs (default: all the history keeps).")
         var runs: Int?
 
-        func run() async throws {
+        mutating func run() async throws {
             let historyPath = try location.settings().historyPath
             let count = try HistoryTransfer.export(historyPath: historyPath, to: out, runs: runs)
             print("exported \(count) run\(count == 1 ? "" : "s") to \(out)")
@@ -218,7 +218,7 @@ extension HistoryCommand {
         @Argument(help: "Files written by `fanout history export` (or JUnit XML files with --junit).")
         var files: [String] = []
 
-        func run() async throws {
+        mutating func run() async throws {
             let (settings, historyPath) = try location.settings()
             let outcome: HistoryTransfer.Outcome
             if junit {
@@ -253,7 +253,7 @@ struct AgentsCommand: AsyncParsableCommand {
         @Option(help: "Also measure dispatch latency over this many commands per agent.")
         var latency = 0
 
-        func run() async throws {
+        mutating func run() async throws {
             let settings = try CommonOptions.fileSettings(config: config)
             try settings.validate()
             guard !settings.agents.isEmpty else {

@@ -6,6 +6,10 @@ import Foundation
 extension Fanout {
     /// ArgumentParser's own async entry, with Fanout's exit codes: usage errors exit 2 (not ArgumentParser's 64), as
     /// documented; a FanoutError exits with its own code.
+    ///
+    /// Every command's `run()` is declared `mutating`, as the protocol requirement is: with Swift 6.3.1 a
+    /// non-mutating `run() async throws` called through the requirement (as here, on `any AsyncParsableCommand`)
+    /// crashed while releasing the command's locals after it returned (BadInputTests caught it: SIGSEGV/SIGILL).
     static func main() async {
         do {
             var command = try parseAsRoot()

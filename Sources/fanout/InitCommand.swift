@@ -16,7 +16,7 @@ struct InitCommand: AsyncParsableCommand {
     @Flag(help: "Print the file instead of writing it.")
     var stdout = false
 
-    func run() async throws {
+    mutating func run() async throws {
         let found = try await ConfigTemplate.inspect(folder: package)
         let text = ConfigTemplate(package: found, slots: ProcessInfo.processInfo.activeProcessorCount).render()
         if stdout {

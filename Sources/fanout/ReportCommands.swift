@@ -30,7 +30,7 @@ struct ReportCommand: AsyncParsableCommand {
         @Option(help: "Write to this file instead of standard output.")
         var out: String?
 
-        func run() async throws {
+        mutating func run() async throws {
             let text = try JobSummary.markdown(fromReport: from)
             guard let out else {
                 print(text, terminator: "")
@@ -52,7 +52,7 @@ struct ReportCommand: AsyncParsableCommand {
         @Option(help: "The file to write (default: report.html beside the report.json).")
         var out: String?
 
-        func run() async throws {
+        mutating func run() async throws {
             let text = try ReportPages.html(fromReport: from)
             let path = out ?? URL(fileURLWithPath: from).deletingLastPathComponent()
                 .appendingPathComponent(ReportPages.htmlFileName).path
@@ -76,7 +76,7 @@ struct ReportCommand: AsyncParsableCommand {
         @Option(help: "The folder to write the merged report into.")
         var out: String
 
-        func run() async throws {
+        mutating func run() async throws {
             let (code, problems) = try ReportPages.merge(reports, into: out)
             for p in problems { Terminal.err("error: \(p)") }
             print("Merged \(reports.count) report\(reports.count == 1 ? "" : "s") into \(out) (exit \(code))")

@@ -1,3 +1,5 @@
+import FanoutSSH
+
 /// One remote agent as the config describes it.
 public struct SSHAgentSpec: Sendable, Hashable {
     public var name: String
@@ -35,12 +37,15 @@ public struct SSHAgentSpec: Sendable, Hashable {
     }
 }
 
+/// How agents' host keys are checked (FanoutSSH's policy, named here so the Coordinator can set it).
+public typealias HostKeyPolicy = FanoutSSH.HostKeyPolicy
+
 /// SSH settings shared by all agents.
 public struct SSHSettings: Sendable, Hashable {
     public var knownHosts: String
-    /// `strict` (default: an unknown host is refused) or `accept-new` (record a new host's key). A changed key is
+    /// `.strict` (default: an unknown host is refused) or `.acceptNew` (record a new host's key). A changed key is
     /// always refused.
-    public var hostKeyPolicy: String
+    public var hostKeyPolicy: HostKeyPolicy
     public var connectTimeout: Double
     public var keepaliveInterval: Int
     /// No byte from an agent for this long, keepalives unanswered: the agent is frozen or gone.
@@ -54,7 +59,7 @@ public struct SSHSettings: Sendable, Hashable {
     /// its folder once the lease is this old. Longer than `deadAfter`, so a frozen-then-thawed agent is not reaped.
     public var leaseSeconds: Int
 
-    public init(knownHosts: String = "~/.ssh/known_hosts", hostKeyPolicy: String = "strict", connectTimeout: Double = 5,
+    public init(knownHosts: String = "~/.ssh/known_hosts", hostKeyPolicy: HostKeyPolicy = .strict, connectTimeout: Double = 5,
                 keepaliveInterval: Int = 1, deadAfter: Double = 8, keepRemote: Bool = false, bundlesKept: Int = 3, leaseSeconds: Int = 30) {
         self.knownHosts = knownHosts
         self.hostKeyPolicy = hostKeyPolicy

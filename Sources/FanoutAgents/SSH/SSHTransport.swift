@@ -99,7 +99,7 @@ public final class SSHTransport: Transport {
 
     static func options(_ s: SSHSettings) -> SSHOptions {
         SSHOptions(knownHostsPath: expandTilde(s.knownHosts),
-                   hostKeyPolicy: HostKeyPolicy(rawValue: s.hostKeyPolicy) ?? .strict,
+                   hostKeyPolicy: s.hostKeyPolicy,
                    connectTimeout: s.connectTimeout, keepaliveInterval: s.keepaliveInterval,
                    deadPeerTimeout: s.deadAfter)
     }

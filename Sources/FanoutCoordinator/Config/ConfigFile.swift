@@ -71,7 +71,9 @@ public enum ConfigFile {
         if let v = keys["retries"] { settings.retries = try v.int(min: 0) }
         if let v = keys["requeue_budget"] { settings.requeueBudget = try v.int(min: 0) }
         if let v = keys["known_hosts"] { settings.ssh.knownHosts = try v.string() }
-        if let v = keys["host_key_policy"] { settings.ssh.hostKeyPolicy = try v.oneOf(["strict", "accept-new"]) }
+        if let v = keys["host_key_policy"] {
+            settings.ssh.hostKeyPolicy = HostKeyPolicy(rawValue: try v.oneOf(HostKeyPolicy.allCases.map(\.rawValue))) ?? .strict
+        }
         if let ssh = keys["ssh"] {
             let o = try ssh.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept", "lease"])
             if let v = o["connect_timeout"] { settings.ssh.connectTimeout = try v.double(min: 0.1) }

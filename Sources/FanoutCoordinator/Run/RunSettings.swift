@@ -139,9 +139,6 @@ public struct RunSettings: Sendable, Hashable {
                 throw FanoutError("agent \(agent.name): workdir must be an absolute path without '..' (got '\(agent.workdir)')")
             }
         }
-        guard ["strict", "accept-new"].contains(ssh.hostKeyPolicy) else {
-            throw FanoutError("unknown host_key_policy '\(ssh.hostKeyPolicy)'", hint: "Use strict (the default) or accept-new.")
-        }
     }
 }
 
