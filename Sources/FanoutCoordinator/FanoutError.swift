@@ -1,18 +1,7 @@
-/// Exit codes of `fanout`, documented in README.md.
-public enum ExitCode: Int32, Sendable {
-    /// Every test that was asked for passed (or was skipped).
-    case success = 0
-    /// At least one test failed, crashed or timed out.
-    case testFailures = 1
-    /// Bad flags, bad config, a package that does not build or a filter that matches nothing: nothing was run.
-    case usage = 2
-    /// Some tests could not be run (no usable agent, a unit that selected zero tests, work lost past its budget).
-    case infrastructure = 3
-    /// Interrupted by SIGINT (Ctrl-C).
-    case interrupted = 130
-    /// Interrupted by SIGTERM.
-    case terminated = 143
-}
+import FanoutCore
+
+/// The exit codes of `fanout` (Core's `RunExitCode`).
+public typealias ExitCode = RunExitCode
 
 /// An error a user can act on: what was wrong and how to fix it, and the exit code it maps to.
 public struct FanoutError: Error, Sendable, CustomStringConvertible {

@@ -25,6 +25,15 @@ struct FinishedUnit: Sendable {
     var result: UnitResult
 }
 
+extension FinishedUnit {
+    /// What the report keeps of it.
+    var record: UnitRecord {
+        UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: startedAt, endedAt: endedAt,
+                   ending: ending.description, superseded: superseded, takenFrom: takenFrom, handedOver: handedOver,
+                   command: command, log: log, result: result)
+    }
+}
+
 /// The mutable heart of a run: the queue, the results so far, and the slots waiting for work.
 /// One actor owns it; slot tasks ask it for work and hand results back.
 actor RunState {
