@@ -1,17 +1,14 @@
 import FanoutCore
 
-/// The exit codes of `fanout` (Core's `RunExitCode`).
-public typealias ExitCode = RunExitCode
-
 /// An error a user can act on: what was wrong and how to fix it, and the exit code it maps to.
 public struct FanoutError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var hint: String?
-    public var exitCode: ExitCode
+    public var exitCode: RunExitCode
     /// Extra lines shown under the message (the compiler's error lines of a failed build).
     public var details: [String]
 
-    public init(_ message: String, hint: String? = nil, exitCode: ExitCode = .usage, details: [String] = []) {
+    public init(_ message: String, hint: String? = nil, exitCode: RunExitCode = .usage, details: [String] = []) {
         self.message = message
         self.hint = hint
         self.exitCode = exitCode

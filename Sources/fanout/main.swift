@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutCoordinator
+import FanoutCore
 import Foundation
 
 // Usage errors exit 2 (not ArgumentParser's 64), as documented; a FanoutError exits with its own code.
@@ -22,7 +23,7 @@ do {
         exit(exitCode.rawValue)
     }
     Terminal.err(Fanout.fullMessage(for: error))
-    exit(FanoutCoordinator.ExitCode.usage.rawValue)
+    exit(RunExitCode.usage.rawValue)
 }
 
 /// The existential `any AsyncParsableCommand` resolves `run()` to the synchronous requirement; this names the async one.

@@ -14,10 +14,10 @@ public final class Coordinator: Sendable {
     private let injected: [any Transport]?
     private let discover: Discover
     private let progress: ProgressHandler
-    private let interruption = Mutex(ExitCode.interrupted)
+    private let interruption = Mutex(RunExitCode.interrupted)
 
     /// Says why the run is about to be cancelled (SIGTERM rather than SIGINT): the report's exit code follows it.
-    public func noteInterruption(_ code: ExitCode) {
+    public func noteInterruption(_ code: RunExitCode) {
         interruption.withLock { $0 = code }
     }
 
@@ -162,7 +162,7 @@ public final class Coordinator: Sendable {
     /// report files. Returns the outcome with the final exit code.
     private func finish(_ report: inout RunReport, interrupted: Bool, reportDirectory directory: URL) -> RunOutcome {
         // Measurements judged against the baselines of their own destination and hardware class.
-        var exit = ExitCode(rawValue: report.exitCode) ?? .infrastructure
+        var exit = RunExitCode(rawValue: report.exitCode) ?? .infrastructure
         exit = BaselineFile.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
         // Each measurement's trend is read before the run is recorded (a run is not its own past); a history that

@@ -7,7 +7,7 @@ public struct RunOutcome: Sendable {
     /// The report folder and the files written there (empty when writing failed: see the report's warnings).
     public var reportDirectory: String?
     public var files: [String]
-    public var exitCode: ExitCode
+    public var exitCode: RunExitCode
 }
 
 extension RunOutcome {
