@@ -46,6 +46,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Sources/FanoutBench", swiftSettings: strict),
 
+        // Test doubles shared by test targets: a ScriptedTransport that plays scripted unit outputs.
+        .target(name: "FanoutTestSupport", dependencies: ["FanoutCore", "FanoutAgents"], path: "Tests/FanoutTestSupport",
+                swiftSettings: strict),
         .testTarget(name: "FanoutCoreTests", dependencies: ["FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutRunnersTests", dependencies: ["FanoutRunners", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore"], swiftSettings: strict),
@@ -54,6 +57,7 @@ let package = Package(
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",
+            "FanoutTestSupport",
             .product(name: "Yams", package: "Yams"), // reads config/ci/github-actions.yml to run its steps
         ], swiftSettings: strict),
     ]

@@ -264,7 +264,7 @@ struct AgentsCommand: AsyncParsableCommand {
             for row in rows where row.problem != nil {
                 print(TextSanitizer.terminalSafe("\n\(row.agent) (\(row.address)): \(row.problem ?? "")"))
             }
-            if rows.contains(where: { !$0.usable }) { throw ExitCode(FanoutCoordinator.ExitCode.infrastructure.rawValue) }
+            if rows.contains(where: { !$0.usable }) { throw ExitCode(RunExitCode.infrastructure.rawValue) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FanoutCoordinator
+import FanoutCore
 import Foundation
 
 @main
@@ -30,7 +31,7 @@ extension Fanout {
                 Foundation.exit(exitCode.rawValue)
             }
             Terminal.err(fullMessage(for: error))
-            Foundation.exit(FanoutCoordinator.ExitCode.usage.rawValue)
+            Foundation.exit(RunExitCode.usage.rawValue)
         }
     }
 }

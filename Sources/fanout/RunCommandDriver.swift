@@ -21,7 +21,7 @@ struct RunCommandDriver {
             } else {
                 Coordinator.killEverythingNow()
                 Terminal.err("fanout: quit")
-                exit(signal == SIGINT ? ExitCode.interrupted.rawValue : ExitCode.terminated.rawValue)
+                exit(signal == SIGINT ? RunExitCode.interrupted.rawValue : RunExitCode.terminated.rawValue)
             }
         }
         defer { signals.cancel() }
@@ -36,7 +36,7 @@ struct RunCommandDriver {
         } catch {
             terminal.close()
             Terminal.err("error: \(error)")
-            return ExitCode.infrastructure.rawValue
+            return RunExitCode.infrastructure.rawValue
         }
         terminal.close()
         let color = forceColor || (terminal.interactive && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)

@@ -56,9 +56,9 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct BuildFolderTests {
     @Test func buildFoldersAreNamedTheSameInEveryRun() {
         // Pinned values: a digest seeded per process would rebuild from scratch in every run.
-        #expect(Coordinator.stableDigest("debug -Xswiftc -DCI") == Coordinator.stableDigest("debug -Xswiftc -DCI"))
-        #expect(Coordinator.stableDigest("") == "cbf29ce484222325")
-        #expect(Coordinator.stableDigest("a") == "af63dc4c8601ec8c")
-        #expect(Coordinator.stableDigest("debug -DA") != Coordinator.stableDigest("debug -DB"))
+        #expect(RunPreparation.stableDigest("debug -Xswiftc -DCI") == RunPreparation.stableDigest("debug -Xswiftc -DCI"))
+        #expect(RunPreparation.stableDigest("") == "cbf29ce484222325")
+        #expect(RunPreparation.stableDigest("a") == "af63dc4c8601ec8c")
+        #expect(RunPreparation.stableDigest("debug -DA") != RunPreparation.stableDigest("debug -DB"))
     }
 }

@@ -203,7 +203,7 @@ public struct BaselineFile: Codable, Sendable, Hashable {
         }
         report.measurements = records
         if regressed, settings.failOnPerfRegression, report.exitCode == 0 || report.exitCode == 3 {
-            report.exitCode = ExitCode.testFailures.rawValue
+            report.exitCode = RunExitCode.testFailures.rawValue
         }
         return regressed
     }
@@ -213,14 +213,14 @@ public struct BaselineFile: Codable, Sendable, Hashable {
     /// have run; their report must still be written; check the file before the run with `load` to refuse it with
     /// exit 2 instead). Returns the exit code the run ends with (`exit`, or 1 for a regression that fails it).
     public static func judgeFinishedRun(_ report: inout RunReport, settings: RunSettings,
-                                        rules: PerformanceRules = PerformanceRules(), exit: ExitCode) -> ExitCode {
+                                        rules: PerformanceRules = PerformanceRules(), exit: RunExitCode) -> RunExitCode {
         do {
             try judge(&report, settings: settings, rules: rules)
         } catch {
             report.warnings.append("performance verdicts were not given: \(error.message)")
             return exit
         }
-        return ExitCode(rawValue: report.exitCode) ?? exit
+        return RunExitCode(rawValue: report.exitCode) ?? exit
     }
 
     // MARK: - Showing

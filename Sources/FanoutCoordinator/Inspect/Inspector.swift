@@ -11,7 +11,7 @@ public enum Inspector {
         for u in p.plan.units { if let from = u.takenFrom { handed[from, default: 0] += u.unit.testCount } }
         let taken = handed.values.reduce(0, +)
         let units = p.plan.units.sorted { ($0.start, $0.slot) < ($1.start, $1.slot) }.map { u in
-            var what = Coordinator.describe(u.unit).joined(separator: ", ")
+            var what = u.unit.suiteDescriptions.joined(separator: ", ")
             if let from = u.takenFrom { what += " — takes over from unit \(from)" }
             if let n = handed[u.unit.id] { what += " — hands \(n) test\(n == 1 ? "" : "s") over to idle slots" }
             return [String(u.unit.id), String(u.slot), String(format2: u.start), String(format2: u.end),

@@ -25,6 +25,15 @@ struct FinishedUnit: Sendable {
     var result: UnitResult
 }
 
+extension FinishedUnit {
+    /// What the report keeps of it.
+    var record: UnitRecord {
+        UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: startedAt, endedAt: endedAt,
+                   ending: ending.description, superseded: superseded, takenFrom: takenFrom, handedOver: handedOver,
+                   command: command, log: log, result: result)
+    }
+}
+
 /// The mutable heart of a run: the queue, the results so far, and the slots waiting for work.
 /// One actor owns it; slot tasks ask it for work and hand results back.
 actor RunState {
@@ -254,63 +263,21 @@ actor RunState {
                                                   hardwareClass: hardware[done.slot.agent]))
         }
         if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
-        for id in done.result.missing {
-            let attempt = Attempt(
-                outcome: .notRun, duration: 0,
-                issues: [Issue(kind: .other, message: done.result.problem ?? "the test binary did not run this test")],
-                unit: done.unit.id, agent: done.slot.agent)
-            attempts[ResultKey(destination: destination, test: id), default: []].append(attempt)
-            recordTestEnded(id, attempt, destination: destination)
+        let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.slot.agent,
+                                  stopping: stopped, requeue: RequeuePolicy(budget: requeueBudget),
+                                  retry: RetryPolicy(retries: retries))
+        for n in after.missing {
+            attempts[ResultKey(destination: destination, test: n.test), default: []].append(n.attempt)
+            recordTestEnded(n.test, n.attempt, destination: destination)
         }
-        let lostAgent: Bool = if case .agentLost = done.ending { true } else { false }
-        var back: [WorkItem] = []
-        for var item in done.result.leftovers {
-            // Each loss of an agent spends the budget, so no unit cycles forever (the collector has already charged
-            // units that ended before finishing any test).
-            if lostAgent, !done.result.attempts.isEmpty { item.requeues += 1 }
-            if item.requeues > requeueBudget || isStopping(done.ending) {
-                let why = isStopping(done.ending)
-                    ? "the run was interrupted before this test ran"
-                    : "not run: its unit was started \(item.requeues) times without finishing (agent lost or the process died before any test ended; budget \(requeueBudget) re-queues)"
-                for id in item.testIDs {
-                    attempts[ResultKey(destination: destination, test: id), default: []].append(Attempt(
-                        outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: why)],
-                        unit: done.unit.id, agent: done.slot.agent))
-                }
-            } else {
-                back.append(item)
-            }
+        for n in after.abandoned {
+            attempts[ResultKey(destination: destination, test: n.test), default: []].append(n.attempt)
         }
-        scheduler.requeue(back + retryItems(for: done))
+        scheduler.requeue(after.requeue)
         progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
                             duration: done.endedAt - done.startedAt))
         reportStatus()
         wakeAll()
-    }
-
-    /// Failed, crashed or timed-out tests of this unit that have retries left, one item per class, preferring
-    /// another agent. Only those tests run again; the rest of their class is not repeated.
-    private func retryItems(for done: FinishedUnit) -> [WorkItem] {
-        guard retries > 0, !stopped else { return [] }
-        var items: [WorkItem] = []
-        for item in done.unit.items {
-            let failed = item.tests.filter { name in
-                let id = TestID(suite: item.suite, name: name)
-                return done.result.attempts[id]?.outcome.isFailure == true
-            }
-            guard !failed.isEmpty, item.retry < retries else { continue }
-            let seconds = failed.reduce(0.0) { $0 + (done.result.attempts[TestID(suite: item.suite, name: $1)]?.duration ?? 0) }
-            items.append(WorkItem(suite: item.suite, framework: item.framework, destination: item.destination,
-                                  tests: failed, isWholeSuite: false, estimate: max(seconds, 0.01), source: item.source,
-                                  retry: item.retry + 1, avoidAgent: done.slot.agent))
-        }
-        return items
-    }
-
-    private func isStopping(_ ending: UnitEnding) -> Bool {
-        if stopped { return true }
-        if case .cancelled = ending { return true }
-        return false
     }
 
     func reportStatus() {

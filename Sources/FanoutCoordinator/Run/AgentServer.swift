@@ -1,0 +1,174 @@
+import FanoutAgents
+import FanoutCore
+import FanoutRunners
+
+/// Serves one agent for the whole run: deploys the product to it, runs units on its slots while the run state has
+/// work for them, and re-admits the agent when it is lost and comes back.
+struct AgentServer: Sendable {
+    let settings: RunSettings
+    let prepared: Prepared
+    let runID: String
+    let state: RunState
+    let progress: ProgressHandler
+    /// Seconds since the run started.
+    let now: @Sendable () -> Double
+
+    /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
+    /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
+    func serve(_ transport: any Transport) async -> Bool {
+        let mine = transport.served(of: prepared.destinations)
+        guard !mine.isEmpty else { return false }
+        var admitted = false
+        var attempts = 0
+        let backoff: [Double] = [1, 2, 4, 8, 15, 15]
+        while !Task.isCancelled {
+            var binaries: [String: String] = [:]
+            do {
+                progress(.phase(admitted ? "re-admitting \(transport.name)" : "deploying to \(transport.name)"))
+                var byProduct: [String: String] = [:]
+                for spec in mine {
+                    guard let product = prepared.products[spec.name] else { continue }
+                    if byProduct[product.binary] == nil {
+                        byProduct[product.binary] = try await transport.prepare(product: product, runID: runID)
+                    }
+                    binaries[spec.name] = byProduct[product.binary]
+                }
+            } catch {
+                guard admitted else {
+                    await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
+                    return false
+                }
+                guard attempts < backoff.count, await state.hasWork else {
+                    await state.warn("agent \(transport.name) did not come back (\(error)); the run went on without it")
+                    return true
+                }
+                try? await Task.sleep(for: .seconds(backoff[attempts]))
+                attempts += 1
+                continue
+            }
+            for notice in transport.takeNotices() { await state.warn(notice) }
+            if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
+            let details = transport.details
+            if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
+                progress(.phase("\(transport.name) ready in \(formatSeconds(seconds)): "
+                    + (details.deployCached == true ? "product already in its cache (0 bytes sent)" : "sent \(bytes) bytes")))
+            }
+            admitted = true
+            attempts = 0
+            let ready = binaries
+            await state.agentReady(transport.name, serves: Set(ready.keys),
+                                   hardwareClass: await transport.hardwareClass())
+            let lost = await withTaskGroup(of: Bool.self) { slots in
+                for index in 0..<transport.slots {
+                    let slot = SlotRef(agent: transport.name, index: index)
+                    slots.addTask {
+                        while transport.isUsable, let unit = await state.next(for: slot, now: now) {
+                            let done = await execute(unit, on: transport, binary: ready[unit.destination] ?? "",
+                                                     destination: prepared.spec(unit.destination)?.destination ?? settings.destination,
+                                                     slot: slot)
+                            await state.complete(done)
+                            if case .agentLost(let why) = done.ending {
+                                await state.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
+                                return true
+                            }
+                        }
+                        return false
+                    }
+                }
+                var lost = false
+                for await l in slots where l { lost = true }
+                return lost
+            }
+            await state.agentGone(transport.name)
+            guard lost, await state.hasWork else { break }
+            await transport.reset()
+            try? await Task.sleep(for: .seconds(backoff[0]))
+            attempts = 1
+        }
+        return admitted
+    }
+
+    /// Runs one unit on one slot and collects what it produced.
+    private func execute(_ unit: WorkUnit, on transport: any Transport, binary: String, destination: Destination,
+                         slot: SlotRef) async -> FinishedUnit {
+        let start = now()
+        let runner = Runners.runner(for: unit.framework)
+        var collector = UnitCollector(unit: unit, agent: transport.name)
+        progress(.unitStarted(unit: unit.id, agent: transport.name, slot: slot.index,
+                              suites: unit.suiteDescriptions, estimate: unit.estimate))
+        let command: Command
+        do {
+            command = try runner.command(for: unit, binary: binary, destination: destination)
+        } catch {
+            let ending = UnitEnding.failedToStart(error.description)
+            return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
+                                log: "", result: collector.finish(ending, diagnostics: ""))
+        }
+        let parser = runner.makeParser(for: unit)
+        let expected = Set(unit.testIDs)
+
+        let stream = transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate))
+        // The unit is consumed in a task of its own, so that a twin that finishes first can stop just this unit.
+        let consumer = Task { [collector, parser, state, now] in
+            var collector = collector
+            var parser = parser
+            var log = LogBuffer()
+            var stderrLog = LogBuffer(limit: 16 * 1024)
+            var ending = UnitEnding.cancelled
+            var handedOver = false
+            /// False once the process starts a test that another unit took over: it is stopped right there.
+            func collect(_ events: [TestEvent]) async -> Bool {
+                for event in events {
+                    if case .started(let id) = event, expected.contains(id),
+                       await state.testStarted(id, unit: unit.id, now: now()) {
+                        withUnsafeCurrentTask { $0?.cancel() } // ends the stream: the transport stops the process
+                        return false
+                    }
+                    if let (id, attempt) = collector.consume(event), expected.contains(id) {
+                        await state.recordTestEnded(id, attempt, destination: unit.destination, unit: unit.id)
+                    }
+                }
+                return true
+            }
+            for await event in stream where !handedOver {
+                switch event {
+                case .output(.stdout, let bytes):
+                    log.append(bytes)
+                    handedOver = await !collect(parser.consume(stdout: bytes))
+                case .output(.stderr, let bytes):
+                    log.append(bytes)
+                    stderrLog.append(bytes)
+                    handedOver = await !collect(parser.consume(stderr: bytes))
+                case .ended(let e):
+                    ending = e
+                }
+            }
+            if handedOver {
+                ending = .handedOver
+            } else {
+                _ = await collect(parser.finish())
+            }
+            return (collector, log, stderrLog, ending)
+        }
+        await state.setCanceller(unit.id) { consumer.cancel() }
+        let (finalCollector, log, stderrLog, ending) = await withTaskCancellationHandler {
+            await consumer.value
+        } onCancel: {
+            consumer.cancel()
+        }
+        collector = finalCollector
+        // Tests other units took over (work stealing) are theirs: not run here, not left over, not missing.
+        collector.release(await state.handedOverTests(unit.id))
+        let result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
+        return FinishedUnit(unit: collector.unit.items.isEmpty ? unit : collector.unit, slot: slot, startedAt: start,
+                            endedAt: now(), ending: ending, command: command.description, log: log.text, result: result)
+    }
+}
+
+extension Transport {
+    /// The destinations this agent serves (local slots serve them all).
+    func served(of destinations: [DestinationSpec]) -> [DestinationSpec] {
+        let serving = serving
+        return destinations.filter { serving.serves(name: $0.name, requiredTags: $0.tags) }
+    }
+}

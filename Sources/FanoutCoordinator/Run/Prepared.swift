@@ -1,0 +1,23 @@
+import FanoutAgents
+import FanoutCore
+
+/// Everything known before the first unit runs: `fanout plan` and `fanout list` stop here.
+public struct Prepared: Sendable {
+    public var destinations: [DestinationSpec]
+    /// The built product of each destination (destinations with the same build setting share one).
+    public var products: [String: TestProduct]
+    /// What each destination has, after the filters (with `--shard`, the other shards' tests too).
+    public var catalogs: [String: Catalog]
+    /// What this run runs (with `--shard`, this shard's part).
+    public var items: [WorkItem]
+    /// With `--shard`: every shard's items, in shard order (what the other CI jobs run).
+    public var shards: [[WorkItem]]?
+    public var plan: Plan
+    public var warnings: [String]
+    public var slots: Int
+    /// Seconds spent building and discovering.
+    public var preparation: Double
+
+    public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
+    public func spec(_ destination: String) -> DestinationSpec? { destinations.first { $0.name == destination } }
+}

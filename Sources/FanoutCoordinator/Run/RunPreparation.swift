@@ -1,0 +1,131 @@
+import FanoutAgents
+import FanoutCore
+import FanoutHistory
+import Foundation
+
+/// Lists the tests of a built product for one destination (by default `Discovery`, which runs the binary).
+typealias Discover = @Sendable (TestProduct, DestinationSpec) async throws(FanoutError) -> Catalog
+
+/// Everything before the first unit runs: build each distinct build setting once, discover each destination's
+/// tests, estimate them from the timing history, split long classes, and plan (`fanout plan` and `fanout list`
+/// stop here).
+struct RunPreparation: Sendable {
+    let settings: RunSettings
+    /// Every slot of the run's agents.
+    let slotCount: Int
+    let discover: Discover
+    let progress: ProgressHandler
+
+    func prepare() async throws(FanoutError) -> Prepared {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try settings.validate()
+        let filter = try ClassFilter(filters: settings.filters, skips: settings.skips)
+        let destinations = try settings.activeDestinations()
+
+        // Each distinct build setting is built once; destinations that share one share its product.
+        var builds: [String: TestProduct] = [:]
+        var products: [String: TestProduct] = [:]
+        for spec in destinations {
+            var build = settings.buildSettings(for: spec)
+            let key = "\(build.configuration) \(build.buildFlags.joined(separator: " "))"
+            if builds[key] == nil {
+                // Two settings of one configuration would overwrite each other's products: separate build folders.
+                let sameConfiguration = Set(destinations.map { settings.buildSettings(for: $0) }.filter {
+                    $0.configuration == build.configuration }.map(\.buildFlags)).count > 1
+                if sameConfiguration, !build.buildFlags.isEmpty, build.bundlePath == nil {
+                    let base = build.scratchPath ?? (URL(fileURLWithPath: build.packagePath).path + "/.build")
+                    build.scratchPath = base + "-fanout-" + Self.stableDigest(key)
+                }
+                builds[key] = try await ProductBuilder(settings: build).product(progress: progress)
+            }
+            products[spec.name] = builds[key]
+        }
+
+        var catalogs: [String: Catalog] = [:]
+        for spec in destinations {
+            guard let product = products[spec.name] else { continue }
+            progress(.phase("discovering tests in \(product.binary) for \(spec.name)"))
+            let full = try await discover(product, spec)
+            guard full.testCount > 0 else {
+                throw FanoutError("the product \(product.binary) contains no tests",
+                                  hint: "Check that the package has test targets with XCTest classes or Swift Testing suites.")
+            }
+            let catalog = full.filter { filter.accepts($0.id) }
+            guard catalog.testCount > 0 else {
+                throw FanoutError(
+                    "no test class matches the filters (--filter \(settings.filters.joined(separator: " ")) --skip \(settings.skips.joined(separator: " ")))",
+                    hint: "Filters are regexes over Module.Class; `fanout list` shows the \(full.suites.count) classes found.")
+            }
+            catalogs[spec.name] = catalog
+        }
+
+        var warnings: [String] = []
+        let histories = readHistories(destinations.map(\.name), warnings: &warnings)
+        let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
+        let exclusive = try ClassPatterns(settings.exclusive, option: "exclusive")
+        // With shards, a class is split for every job's slots (every job has the same), so that its groups spread
+        // over shards.
+        let splitter = MethodSplitter(slots: slotCount * (settings.shard?.count ?? 1), overhead: settings.invocationOverhead,
+                                      percentile: settings.percentile / 100)
+        var items: [WorkItem] = []
+        for spec in destinations {
+            guard let catalog = catalogs[spec.name], let history = histories[spec.name] else { continue }
+            let whole = settings.estimator.workItems(for: catalog, destination: spec.name, history: history,
+                                                     others: Array(histories.values))
+            // Exclusive classes run alone on their agent, and whole: their measurements must not share the machine.
+            let keep: (SuiteID) -> Bool = { keepWhole.matches($0) || exclusive.matches($0) }
+            var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
+            for i in mine.indices {
+                if exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
+                if keepWhole.matches(mine[i].suite) { mine[i].keepWhole = true }
+            }
+            items += mine
+        }
+        var shards: [[WorkItem]]?
+        if let shard = settings.shard {
+            let all = items
+            shards = ShardPlanner.shards(all, count: shard.count)
+            items = shards?[shard.index - 1] ?? []
+            guard !items.isEmpty else {
+                throw FanoutError("shard \(shard) has nothing to run: the \(all.count) work items went to the other shards",
+                                  hint: "Use at most \(all.count) shards, or select more tests (`fanout plan --shards N` previews the split).")
+            }
+            progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
+        }
+        let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
+        return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards, plan: plan,
+                        warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
+    }
+
+    var schedulerOptions: SchedulerOptions {
+        SchedulerOptions(slots: slotCount, overhead: settings.invocationOverhead)
+    }
+
+    /// Each destination's own timing history (estimates, flakiness and baselines never mix destinations).
+    private func readHistories(_ destinations: [String], warnings: inout [String]) -> [String: TimingHistory] {
+        var out = Dictionary(uniqueKeysWithValues: destinations.map { ($0, TimingHistory.empty($0)) })
+        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return out }
+        do {
+            let (store, notes) = try HistoryStore.open(at: settings.historyPath)
+            warnings += notes
+            // Other destinations known to the history lend their times to classes never run on these.
+            let known = Set(try store.recentRuns(limit: 50).flatMap(\.destinations)).union(destinations)
+            for d in known { out[d] = try store.timingHistory(destination: d, window: settings.historyWindow) }
+        } catch {
+            warnings.append("timing history not used: \(error)")
+        }
+        return out
+    }
+
+    /// A short digest that is the same in every process (FNV-1a, 64-bit): Swift's `hashValue` is seeded per process,
+    /// so a build folder named by it would change every run and rebuild from scratch.
+    static func stableDigest(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}

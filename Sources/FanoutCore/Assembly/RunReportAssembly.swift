@@ -1,0 +1,154 @@
+import struct Foundation.Date
+
+/// Everything a finished run left behind, and the pure rules that make a `RunReport` of it: per-class estimate
+/// versus actual and outcome, one entry per unit, the lower bounds measured from the tests, timing, and the exit code.
+/// The coordinator gathers these values; nothing here runs a process, reads a clock or touches a file.
+public struct RunReportAssembly: Sendable {
+    public var runID: String
+    public var fanoutVersion: String
+    public var startedAt: Date
+    public var finishedAt: Date
+    /// The exit code of the interruption that stopped the run (SIGINT or SIGTERM); nil when it was not interrupted.
+    public var interruption: RunExitCode?
+    public var product: ProductInfo
+    public var destinations: [String]
+    public var agents: [AgentInfo]
+    /// False when no agent was usable: nothing could run, an infrastructure failure whatever the results say.
+    public var anyAgentUsable: Bool
+    public var plan: PlanReport
+    /// Slots of usable agents that serve each destination (a destination missing here is served by all slots).
+    public var slotsServing: [String: Int]
+    /// The work items that were planned (pieces of split classes are merged back into their class).
+    public var items: [WorkItem]
+    /// Every unit that ended, superseded twins included.
+    public var units: [UnitRecord]
+    /// Every test that was asked for, exactly once per destination.
+    public var results: [TestResult]
+    public var measurements: [MeasurementRecord]
+    public var warnings: [String]
+    public var steals: [StealReport]
+    public var shard: Shard?
+    /// Seconds from the run's start to now (the end of the run).
+    public var wall: Double
+
+    public init(runID: String, fanoutVersion: String, startedAt: Date, finishedAt: Date, interruption: RunExitCode?,
+                product: ProductInfo, destinations: [String], agents: [AgentInfo], anyAgentUsable: Bool,
+                plan: PlanReport, slotsServing: [String: Int], items: [WorkItem], units: [UnitRecord],
+                results: [TestResult], measurements: [MeasurementRecord], warnings: [String],
+                steals: [StealReport] = [], shard: Shard? = nil, wall: Double) {
+        self.runID = runID
+        self.fanoutVersion = fanoutVersion
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.interruption = interruption
+        self.product = product
+        self.destinations = destinations
+        self.agents = agents
+        self.anyAgentUsable = anyAgentUsable
+        self.plan = plan
+        self.slotsServing = slotsServing
+        self.items = items
+        self.units = units
+        self.results = results
+        self.measurements = measurements
+        self.warnings = warnings
+        self.steals = steals
+        self.shard = shard
+        self.wall = wall
+    }
+
+    /// Units whose results count (not stopped in favour of their twin), in the order they were made.
+    var counted: [UnitRecord] { units.filter { !$0.superseded }.sorted { $0.unit.id < $1.unit.id } }
+
+    public var report: RunReport {
+        let classes = Self.classReports(items: items, finished: counted, results: results)
+        var report = RunReport(
+            runID: runID, fanoutVersion: fanoutVersion, startedAt: Self.milliseconds(startedAt),
+            finishedAt: Self.milliseconds(finishedAt), interrupted: interruption != nil, product: product,
+            destinations: destinations, agents: agents, plan: plan,
+            units: units.sorted { $0.unit.id < $1.unit.id }.map(Self.unitReport), classes: classes, results: results,
+            measurements: measurements, warnings: warnings, timing: timing(classes: classes),
+            exitCode: exitCode.rawValue)
+        report.steals = steals.isEmpty ? nil : steals
+        report.shard = shard
+        return report
+    }
+
+    /// Interrupted: the interruption's code. Else any failure, crash or time-out: 1. Else a test not run, no usable
+    /// agent, or a unit with a problem (it selected zero tests, exited oddly): 3. Else success.
+    public var exitCode: RunExitCode {
+        if let interruption { return interruption }
+        let counts = Counts(results.map(\.outcome))
+        if counts.failures > 0 { return .testFailures }
+        let infrastructure = counts.notRun > 0 || !anyAgentUsable || counted.contains { $0.result.problem != nil }
+        return infrastructure ? .infrastructure : .success
+    }
+
+    /// The honest bound comes from the tests alone; the class-level one (over the pieces scheduled as one: a whole
+    /// class, or a group of a split class) says how well the chosen units were placed.
+    func timing(classes: [ClassReport]) -> Timing {
+        let firstStart = units.map(\.startedAt).min() ?? wall
+        let lastEnd = counted.map(\.endedAt).max() ?? wall
+        let testWork = results.flatMap { r in
+            r.attempts.map { MeasuredLowerBound.Work(destination: r.destination, seconds: $0.duration) }
+        }
+        let lowerBound = MeasuredLowerBound.perTest(testWork, slots: plan.slots, slotsServing: slotsServing)
+        let actual = classes.compactMap(\.actual).reduce(0, +)
+        let longestPiece = counted.flatMap { $0.result.suiteDurations.values }.max() ?? 0
+        let classLowerBound = max(lowerBound, Scheduler.lowerBound(work: actual, longest: longestPiece, slots: plan.slots))
+        return Timing(wall: wall, preparation: firstStart, makespan: max(0, lastEnd - firstStart),
+                      lowerBound: lowerBound, classLowerBound: classLowerBound)
+    }
+
+    /// One unit as the report shows it.
+    static func unitReport(_ u: UnitRecord) -> UnitReport {
+        UnitReport(id: u.unit.id, destination: u.unit.destination, framework: u.unit.framework, agent: u.agent,
+                   slot: u.slot, suites: u.unit.suiteDescriptions, testCount: u.unit.testCount,
+                   estimate: u.unit.estimate, startedAt: u.startedAt, duration: u.endedAt - u.startedAt,
+                   ending: u.superseded ? "stopped: its twin (straggler backup) finished first" : u.ending,
+                   command: u.command, log: u.log, takenFrom: u.takenFrom,
+                   handedOver: u.handedOver > 0 ? u.handedOver : nil)
+    }
+
+    /// Estimate versus actual per class and destination, pieces of split classes merged back into their class;
+    /// a class's outcome is its worst test's.
+    public static func classReports(items: [WorkItem], finished: [UnitRecord], results: [TestResult]) -> [ClassReport] {
+        var byClass: [String: [Outcome]] = [:]
+        for r in results { byClass["\(r.destination)|\(r.id.suite)", default: []].append(r.outcome) }
+        var order: [String] = []
+        var pieces: [String: [WorkItem]] = [:]
+        for item in items {
+            let key = "\(item.destination)|\(item.suite)"
+            if pieces[key] == nil { order.append(key) }
+            pieces[key, default: []].append(item)
+        }
+        return order.compactMap { key -> ClassReport? in
+            guard let parts = pieces[key], let first = parts.first else { return nil }
+            let mine = finished.filter { $0.unit.destination == first.destination }
+            let runs = mine.filter { $0.result.suiteDurations[first.suite] != nil }
+            let times = runs.compactMap { $0.result.suiteDurations[first.suite] }
+            // Its time teaches the history only when every piece ran normally and together they covered the class.
+            let covered = Set(runs.flatMap { $0.unit.items.filter { $0.suite == first.suite }.flatMap(\.tests) })
+            let wanted = Set(parts.flatMap(\.tests))
+            let complete = !runs.isEmpty && covered == wanted && runs.allSatisfy { $0.result.completeSuites.contains(first.suite) }
+            return ClassReport(suite: first.suite, framework: first.framework, destination: first.destination,
+                               testCount: wanted.count, estimate: parts.reduce(0) { $0 + $1.estimate },
+                               estimateSource: parts.count > 1 ? "\(first.source) · split in \(parts.count)" : first.source.description,
+                               actual: times.isEmpty ? nil : times.reduce(0, +),
+                               outcome: classOutcome(byClass[key] ?? []), timingIsComplete: complete,
+                               agent: runs.last?.agent)
+        }.sorted { ($0.destination, $0.suite) < ($1.destination, $1.suite) }
+    }
+
+    /// The worst failure or not-run of the class; else skipped when every test skipped; else flaky or passed.
+    public static func classOutcome(_ outcomes: [Outcome]) -> Outcome {
+        if let worst = outcomes.filter({ $0.isFailure || $0 == .notRun }).max() { return worst }
+        if !outcomes.isEmpty, outcomes.allSatisfy({ $0 == .skipped }) { return .skipped }
+        return outcomes.contains(.flaky) ? .flaky : .passed
+    }
+
+    /// Reports keep milliseconds: a report read back from report.json equals the one written.
+    public static func milliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
+}
