@@ -12,6 +12,19 @@ public enum ProcessEvent: Sendable, Hashable {
     case ended(UnitEnding)
 }
 
+/// What kind of agent a transport is. A value type with named instances rather than a closed enum, so that a test
+/// double can be a kind of its own without the product knowing of it.
+public struct TransportKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// Processes on this machine.
+    public static let local = TransportKind(rawValue: "local")
+    /// Processes on an SSH agent.
+    public static let ssh = TransportKind(rawValue: "ssh")
+}
+
 /// An agent: somewhere with slots that runs test processes. Local slots and SSH machines are the two kinds.
 ///
 /// Every process a transport starts runs in its own process group, so a time-out or a cancel kills the test and
@@ -19,8 +32,8 @@ public enum ProcessEvent: Sendable, Hashable {
 public protocol Transport: Sendable {
     /// A name for reports: `local`, `agent-1`, ...
     var name: String { get }
-    /// `local` or `ssh`.
-    var kind: String { get }
+    /// `.local` or `.ssh` (report.json's `agents[].transport`).
+    var kind: TransportKind { get }
     var slots: Int { get }
 
     /// Makes the product available on the agent for the run `runID` and returns the path of the test binary there.

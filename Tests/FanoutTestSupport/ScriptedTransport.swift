@@ -14,7 +14,7 @@ import Synchronization
 public final class ScriptedTransport: Transport {
     public let name: String
     public let slots: Int
-    public var kind: String { "scripted" }
+    public var kind: TransportKind { TransportKind(rawValue: "scripted") }
     private let script: Script
     private let state: Mutex<State>
 

@@ -4,7 +4,7 @@ import FanoutCore
 public struct LocalTransport: Transport {
     public let name: String
     public let slots: Int
-    public var kind: String { "local" }
+    public var kind: TransportKind { .local }
 
     public init(name: String = "local", slots: Int) {
         self.name = name

@@ -38,7 +38,7 @@ public final class SSHTransport: Transport {
     }
 
     public var name: String { spec.name }
-    public var kind: String { "ssh" }
+    public var kind: TransportKind { .ssh }
     public var slots: Int { spec.slots }
 
     /// `archives` packs each product once for every agent of the run.

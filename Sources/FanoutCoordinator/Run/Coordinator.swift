@@ -144,7 +144,7 @@ public final class Coordinator: Sendable {
             destinations: prepared.destinations.map(\.name),
             agents: transports.map { t in
                 let d = t.details
-                return AgentInfo(name: t.name, transport: t.kind, slots: t.slots, host: d.host,
+                return AgentInfo(name: t.name, transport: t.kind.rawValue, slots: t.slots, host: d.host,
                                  deployedBytes: d.deployedBytes, deploySeconds: d.deploySeconds,
                                  problem: usable.contains(t.name) ? d.lostReason : "not usable (see warnings)",
                                  overhead: overheads[t.name])
