@@ -137,21 +137,6 @@ public enum HardwareClass {
     }
 }
 
-/// A built test product: the binary and the files that must sit next to it.
-public struct TestProduct: Sendable, Hashable {
-    /// The `.xctest` executable.
-    public var binary: String
-    /// The folder the binary was built in (resources and other products live there).
-    public var directory: String
-
-    public init(binary: String) {
-        self.binary = binary
-        var dir = binary
-        if let slash = dir.lastIndex(of: "/") { dir = String(dir[..<slash]) } else { dir = "." }
-        self.directory = dir
-    }
-}
-
 extension Transport {
     /// Runs a command to its end and returns everything it wrote (for listing tests, checking a toolchain).
     public func capture(_ command: Command, timeout: Double? = nil) async -> (UnitEnding, stdout: [UInt8], stderr: [UInt8]) {
