@@ -84,7 +84,7 @@ extension MarkdownReport {
                             met: ci.complete && ci.ratio <= 1.10))
         }
         if let m = mergeScale {
-            out.append(Goal(text: "`fanout report merge` of \(m.shards) × \(m.testsPerShard.formatted()) -test shard reports < 2 s",
+            out.append(Goal(text: "`fanout report merge` of \(m.shards) shard reports × \(m.testsPerShard.formatted()) tests < 2 s",
                             measured: "\(f2(m.median)) s (median of \(m.walls.count))" + (m.complete ? "" : " (INCOMPLETE)"),
                             met: m.complete && m.median < 2))
         }

@@ -36,18 +36,19 @@ public struct ReportWriter: Sendable {
         // noticeable fraction of a second: they are rendered at once, report.json itself in pieces (the largest).
         let json = self.json.encoding(report)
         let (junit, markdown, html) = (self.junit, self.markdown, self.html)
-        let jobs: [@Sendable () throws -> Data] = json.pieces + [
-            { junit.encode(report) }, { Data(markdown.render(report).utf8) }, { Data(html.render(report).utf8) },
-        ]
+        // The single largest job (junit.xml) starts first and report.json's small slices fill in around it.
+        let jobs: [@Sendable () throws -> Data] = [
+            { junit.encode(report) }, { Data(html.render(report).utf8) }, { Data(markdown.render(report).utf8) },
+        ] + json.pieces
         let done = Parallel.map(jobs) { job in Result { try job() } }
         let jsonURL = directory.appendingPathComponent(JSONReportWriter.fileName)
         var files: [(URL, Data)] = []
         do {
-            files.append((jsonURL, try json.assemble(try done.prefix(json.pieces.count).map { try $0.get() })))
+            files.append((jsonURL, try json.assemble(try done.suffix(json.pieces.count).map { try $0.get() })))
         } catch {
             throw ReportWriterError(path: jsonURL.path, problem: .encoding("\(error)"))
         }
-        let others = done.suffix(3).map { try? $0.get() }
+        let others = [0, 2, 1].map { try? done[$0].get() } // junit.xml, summary.md, report.html: the documented order
         for (name, data) in zip([JUnitWriter.fileName, MarkdownWriter.fileName, HTMLWriter.fileName], others) {
             files.append((directory.appendingPathComponent(name), data ?? Data()))
         }

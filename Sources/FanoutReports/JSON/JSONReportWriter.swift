@@ -39,7 +39,7 @@ public struct JSONReportWriter: Sendable {
         }
         var rest = report
         rest.results = []
-        let slices = max(2, ProcessInfo.processInfo.activeProcessorCount * 2)
+        let slices = max(4, ProcessInfo.processInfo.activeProcessorCount * 4) // small, so the cores end together
         let size = (report.results.count + slices - 1) / slices
         let chunks = stride(from: 0, to: report.results.count, by: size).map {
             Array(report.results[$0..<min($0 + size, report.results.count)])
@@ -47,19 +47,23 @@ public struct JSONReportWriter: Sendable {
         let pieces: [@Sendable () throws -> Data] = [{ [rest] in try Self.encoder(indented: false).encode(rest) }]
             + chunks.map { chunk in { try Self.encoder(indented: false).encode(chunk) } }
         return Encoding(pieces: pieces) { parts in
-            var data = parts[0]
+            let head = parts[0]
             let marker = Data(#""results":[]"#.utf8)
-            guard let place = data.firstRange(of: marker), data[place.upperBound...].firstRange(of: marker) == nil else {
+            guard let place = head.firstRange(of: marker), head[place.upperBound...].firstRange(of: marker) == nil else {
                 return newline(try Self.encoder(indented: false).encode(report))
             }
-            var results = Data(#""results":["#.utf8)
-            for (n, array) in parts.dropFirst().enumerated() {
-                if n > 0 { results.append(UInt8(ascii: ",")) }
-                results.append(array.dropFirst().dropLast()) // the elements, without the array's brackets
+            // One buffer of the final size, filled by plain copies (24 MB for 100,000 results).
+            var out = Data(capacity: parts.reduce(0) { $0 + $1.count } + 16)
+            out.append(head[..<place.lowerBound])
+            out.append(contentsOf: Array(#""results":["#.utf8))
+            for (n, array) in parts.dropFirst().enumerated() where array.count > 2 {
+                if n > 0 { out.append(UInt8(ascii: ",")) }
+                array.withUnsafeBytes { raw in out.append(contentsOf: raw[1..<(raw.count - 1)]) } // without [ and ]
             }
-            results.append(UInt8(ascii: "]"))
-            data.replaceSubrange(place, with: results)
-            return newline(data)
+            out.append(UInt8(ascii: "]"))
+            out.append(head[place.upperBound...])
+            out.append(0x0A)
+            return out
         }
     }
 
