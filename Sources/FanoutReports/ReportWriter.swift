@@ -48,9 +48,14 @@ public struct ReportWriter: Sendable {
         } catch {
             throw ReportWriterError(path: jsonURL.path, problem: .encoding("\(error)"))
         }
-        let others = [0, 2, 1].map { try? done[$0].get() } // junit.xml, summary.md, report.html: the documented order
-        for (name, data) in zip([JUnitWriter.fileName, MarkdownWriter.fileName, HTMLWriter.fileName], others) {
-            files.append((directory.appendingPathComponent(name), data ?? Data()))
+        // junit.xml, summary.md, report.html: the documented order (jobs 0, 2, 1 above).
+        for (job, name) in [(0, JUnitWriter.fileName), (2, MarkdownWriter.fileName), (1, HTMLWriter.fileName)] {
+            let url = directory.appendingPathComponent(name)
+            do {
+                files.append((url, try done[job].get()))
+            } catch {
+                throw ReportWriterError(path: url.path, problem: .encoding("\(error)"))
+            }
         }
         for (url, data) in files {
             do {

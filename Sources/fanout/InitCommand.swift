@@ -23,15 +23,7 @@ struct InitCommand: AsyncParsableCommand {
             print(text, terminator: "")
             return
         }
-        let path = URL(fileURLWithPath: package).appendingPathComponent(ConfigFile.defaultName).standardizedFileURL.path
-        if FileManager.default.fileExists(atPath: path), !force {
-            throw FanoutError("\(path) already exists", hint: "Keep it, or pass --force to replace it (--stdout prints the new one).")
-        }
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw FanoutError("cannot write \(path): \(error.localizedDescription)", hint: "Check the folder's permissions.")
-        }
+        let path = try ConfigTemplate.write(text, into: package, replacing: force)
         print("wrote \(path) for \(found.name) (test targets: \(found.testTargets.joined(separator: ", ")))")
         print("next: `fanout plan` to see the split, `fanout run` to run it")
     }

@@ -75,6 +75,21 @@ public struct ConfigTemplate: Sendable, Equatable {
         return Package(name: manifest.name, testTargets: tests)
     }
 
+    /// Writes `text` as the folder's fanout.yml (in one step) and returns its path; an existing file is replaced only
+    /// when `replacing`.
+    public static func write(_ text: String, into folder: String, replacing: Bool) throws(FanoutError) -> String {
+        let path = URL(fileURLWithPath: folder).appendingPathComponent(ConfigFile.defaultName).standardizedFileURL.path
+        if FileManager.default.fileExists(atPath: path), !replacing {
+            throw FanoutError("\(path) already exists", hint: "Keep it, or pass --force to replace it (--stdout prints the new one).")
+        }
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw FanoutError("cannot write \(path): \(error.localizedDescription)", hint: "Check the folder's permissions.")
+        }
+        return path
+    }
+
     /// The commented fanout.yml.
     public func render() -> String {
         // Names only ever land in comments; a line break in one must not start a line of config.
