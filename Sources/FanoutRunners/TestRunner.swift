@@ -12,8 +12,8 @@ public protocol OutputParser: Sendable {
 /// that command's output.
 public protocol TestRunner: Sendable {
     var framework: Framework { get }
-    /// The command that lists the tests of a built product.
-    func listCommand(binary: String) -> Command
+    /// The command that lists the tests of a built product, as they would run on `destination`.
+    func listCommand(binary: String, destination: Destination) -> Command
     /// The suites found in the listing command's standard output.
     func parseListing(_ output: String) throws(ListingError) -> [TestSuite]
     /// The command that runs exactly the tests of `unit`, and nothing else.
@@ -47,6 +47,7 @@ public enum Runners {
         switch framework {
         case .xctest: XCTestRunner()
         case .swiftTesting: SwiftTestingRunner()
+        case .xcodebuild: XcodebuildRunner()
         }
     }
 }

@@ -53,6 +53,7 @@ public actor ProductArchive {
     public static func members(of product: TestProduct) throws -> [String] {
         let fm = FileManager.default
         let binaryName = URL(fileURLWithPath: product.binary).lastPathComponent
+        if let known = product.members { return [binaryName] + known.filter { $0 != binaryName } }
         var members = [binaryName]
         for name in try fm.contentsOfDirectory(atPath: product.directory).sorted() where name != binaryName {
             let path = product.directory + "/" + name
@@ -105,16 +106,25 @@ public actor ProductArchive {
         try checkLinks(members, of: product)
         let archive = try privateArchivePath(in: scratch)
         let shell = LocalTransport(name: "pack", slots: 1)
-        let tar = Command(executable: "/bin/tar", arguments: [
-            "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "--format=gnu", "--dereference",
-            "-cf", archive, "-C", product.directory, "--",
-        ] + members)
+        // A SwiftPM product's links are packed as what they point to; an app's folders keep theirs (a macOS
+        // framework's `Versions/Current`), which `checkLinks` has kept inside the product folder.
+        let dereference = product.members == nil ? ["--dereference"] : []
+        let tar: Command
+        if let gnu = Tools.gnuTar() {
+            tar = Command(executable: gnu, arguments: [
+                "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "--format=gnu",
+            ] + dereference + ["-cf", archive, "-C", product.directory, "--"] + members)
+        } else {
+            // macOS without GNU tar: bsdtar cannot sort nor fix times, so a rebuilt product may be sent again.
+            tar = Command(executable: "/usr/bin/tar", arguments: ["--uid", "0", "--gid", "0", "--format", "gnutar"]
+                + (dereference.isEmpty ? [] : ["-L"]) + ["-cf", archive, "-C", product.directory, "--"] + members)
+        }
         let (ending, _, err) = await shell.capture(tar)
         guard ending == .exited(0) else {
             try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: archive).deletingLastPathComponent().path)
             throw AgentError.deployFailed(agent: "(packing)", reason: "tar failed (\(ending)): \(String(decoding: err, as: UTF8.self))")
         }
-        let (sumEnding, out, _) = await shell.capture(Command(executable: "/usr/bin/sha256sum", arguments: [archive]))
+        let (sumEnding, out, _) = await shell.capture(Tools.sha256(archive))
         guard sumEnding == .exited(0), let sha = String(decoding: out, as: UTF8.self).split(separator: " ").first,
               sha.count == 64 else {
             throw AgentError.deployFailed(agent: "(packing)", reason: "sha256sum of \(archive) failed")
@@ -148,5 +158,26 @@ public actor ProductArchive {
         if let packed, let p = try? await packed.value {
             try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p.archive).deletingLastPathComponent().path)
         }
+    }
+}
+
+/// The local tools packing uses, wherever the coordinator's OS keeps them.
+enum Tools {
+    /// GNU tar (deterministic archives): `/bin/tar` on Linux, Homebrew's `gtar` on macOS.
+    static func gnuTar() -> String? {
+        let fm = FileManager.default
+        #if os(Linux)
+        if fm.isExecutableFile(atPath: "/bin/tar") { return "/bin/tar" }
+        #endif
+        return ["/opt/homebrew/bin/gtar", "/usr/local/bin/gtar", "/usr/bin/gtar"].first { fm.isExecutableFile(atPath: $0) }
+    }
+
+    /// The SHA-256 of a file, printed first on the line: coreutils' `sha256sum`, or `shasum -a 256` (macOS).
+    static func sha256(_ path: String) -> Command {
+        let fm = FileManager.default
+        for candidate in ["/usr/bin/sha256sum", "/bin/sha256sum"] where fm.isExecutableFile(atPath: candidate) {
+            return Command(executable: candidate, arguments: [path])
+        }
+        return Command(executable: "/usr/bin/shasum", arguments: ["-a", "256", path])
     }
 }

@@ -1,5 +1,6 @@
 import FanoutAgents
 import FanoutCore
+import FanoutRunners
 import Foundation
 
 /// Builds a package's tests (`swift build --build-tests`) and finds the test product, or checks a given bundle.
@@ -51,9 +52,10 @@ public struct ProductBuilder: Sendable {
         return TestProduct(binary: bin + "/" + name)
     }
 
-    /// A bundle must exist and be an executable file.
+    /// A bundle must exist and be an executable file, or be an `.xctestrun` file.
     public static func checkBundle(_ path: String) throws(FanoutError) -> TestProduct {
         let full = URL(fileURLWithPath: path).standardizedFileURL.path
+        if full.hasSuffix(".xctestrun") { return try checkTestRun(full) }
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir) else {
             throw FanoutError("no test product at \(full)",
@@ -64,6 +66,41 @@ public struct ProductBuilder: Sendable {
                               hint: "On Linux the product is the executable file <Package>PackageTests.xctest.")
         }
         return TestProduct(binary: full)
+    }
+
+    /// An `.xctestrun` and the folders it names travel to agents. A file with absolute paths into its own folder
+    /// is relocated first (to `.<name>.fanout.xctestrun` beside it), since agents unpack the folder elsewhere.
+    static func checkTestRun(_ path: String) throws(FanoutError) -> TestProduct {
+        let hint = "Give the .xctestrun that `xcodebuild build-for-testing` wrote into Build/Products (see docs/apple-platforms.md)."
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw FanoutError("cannot read the test product \(path)", hint: hint)
+        }
+        let product = TestProduct(binary: path)
+        let file: XCTestRunFile
+        var binary = path
+        do {
+            file = try XCTestRunFile.parse(data)
+            if let moved = try XCTestRunFile.relocated(data, productFolder: product.directory) {
+                let name = URL(fileURLWithPath: path).lastPathComponent
+                binary = product.directory + "/." + name.dropLast(".xctestrun".count) + ".fanout.xctestrun"
+                if FileManager.default.contents(atPath: binary) != moved {
+                    guard FileManager.default.createFile(atPath: binary, contents: moved) else {
+                        throw FanoutError("cannot write \(binary), the relocated copy of \(path)",
+                                          hint: "Make the product folder writable.")
+                    }
+                }
+            }
+        } catch let error as XCTestRunFile.Failure {
+            throw FanoutError("\(path) is not a readable .xctestrun: \(error)", hint: hint)
+        } catch let error as FanoutError {
+            throw error
+        } catch {
+            throw FanoutError("\(path): \(error)", hint: hint)
+        }
+        for folder in file.folders where !FileManager.default.fileExists(atPath: product.directory + "/" + folder) {
+            throw FanoutError("\(path) refers to \(folder), which is not in \(product.directory)", hint: hint)
+        }
+        return TestProduct(binary: binary, members: file.folders)
     }
 
     static func findSwift() -> String? {

@@ -106,22 +106,31 @@ public enum ConfigFile {
         if let list = keys["destinations"] {
             settings.destinations = try list.list().map { node throws(FanoutError) in
                 let d = try node.mapping(allowed: ["name", "environment", "arguments", "configuration", "build_flags",
-                                                   "runner", "tags"])
+                                                   "runner", "tags", "bundle", "tests_list", "device", "minimum_timeout"])
                 guard let name = d["name"] else { throw node.fail("needs a name") }
-                var frameworks = Framework.allCases
+                var frameworks = Framework.swiftPM
                 if let runner = d["runner"] {
-                    switch try runner.oneOf(["both", "xctest", "swift-testing"]) {
+                    switch try runner.oneOf(["both", "xctest", "swift-testing", "xcodebuild"]) {
                     case "xctest": frameworks = [.xctest]
                     case "swift-testing": frameworks = [.swiftTesting]
+                    case "xcodebuild": frameworks = [.xcodebuild]
                     default: break
                     }
                 }
+                var device: Device?
+                if let node = d["device"] {
+                    device = try node.device()
+                    guard frameworks == [.xcodebuild] else { throw node.fail("needs `runner: xcodebuild` beside it") }
+                } else if frameworks == [.xcodebuild] {
+                    device = Device(platform: "macOS")
+                }
                 return DestinationSpec(
                     destination: Destination(name: try name.string(), environment: try d["environment"]?.environmentMap() ?? [:],
-                                             arguments: try d["arguments"]?.strings() ?? []),
+                                             arguments: try d["arguments"]?.strings() ?? [], device: device),
                     configuration: try d["configuration"]?.oneOf(["debug", "release"]),
                     buildFlags: try d["build_flags"]?.strings(), frameworks: frameworks,
-                    tags: try d["tags"]?.strings() ?? [])
+                    tags: try d["tags"]?.strings() ?? [], bundlePath: try d["bundle"]?.string(),
+                    testsList: try d["tests_list"]?.string(), minimumTimeout: try d["minimum_timeout"]?.double(min: 1))
             }
         }
         if let dest = keys["destination"] {
@@ -216,6 +225,33 @@ struct ConfigNode {
             }
         }
         return try stringMap()
+    }
+
+    /// `device: {platform: iOS Simulator, model: iPhone 16, os: "18.2"}` of an xcodebuild destination. Its values
+    /// end up in xcodebuild's `-destination` specifier, where `,` and `=` separate keys: they may hold neither.
+    func device() throws(FanoutError) -> Device {
+        let m = try mapping(allowed: ["platform", "model", "os", "device_type", "runtime", "xcodebuild", "xcrun",
+                                      "erase_between_units"])
+        let platforms = ["iOS Simulator", "tvOS Simulator", "watchOS Simulator", "visionOS Simulator", "macOS"]
+        let platform = try m["platform"]?.oneOf(platforms) ?? "iOS Simulator"
+        var device = Device(platform: platform)
+        for (key, node) in [("model", m["model"]), ("os", m["os"])] {
+            guard let node else {
+                if platform != "macOS" { throw fail("needs `\(key)` for a simulator (e.g. model: iPhone 16, os: \"18.2\")") }
+                continue
+            }
+            let value = try node.string()
+            guard !value.isEmpty, !value.contains(","), !value.contains("="), !value.contains(where: \.isNewline) else {
+                throw node.fail("must be a plain name without ',' or '=' (they separate xcodebuild's destination keys)")
+            }
+            if key == "model" { device.model = value } else { device.os = value }
+        }
+        device.deviceType = try m["device_type"]?.string()
+        device.runtime = try m["runtime"]?.string()
+        if let v = m["xcodebuild"] { device.xcodebuild = try v.string() }
+        if let v = m["xcrun"] { device.xcrun = try v.string() }
+        if let v = m["erase_between_units"] { device.eraseBetweenUnits = try v.bool() }
+        return device
     }
 
     func int(min: Int) throws(FanoutError) -> Int {

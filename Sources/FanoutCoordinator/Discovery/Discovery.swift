@@ -9,12 +9,18 @@ public struct Discovery: Sendable {
 
     public init() {}
 
-    public func catalog(of product: TestProduct, destination: Destination,
-                        frameworks: [Framework] = Framework.allCases) async throws(FanoutError) -> Catalog {
+    /// `testsList`: a listing made beforehand (an xcodebuild product's, on the Mac that built it), read instead of
+    /// listing here.
+    public func catalog(of product: TestProduct, destination: Destination, frameworks: [Framework] = Framework.swiftPM,
+                        testsList: String? = nil) async throws(FanoutError) -> Catalog {
         var suites: [TestSuite] = []
         for framework in frameworks {
             let runner = Runners.runner(for: framework)
-            var command = runner.listCommand(binary: product.binary)
+            if framework == .xcodebuild, let testsList {
+                suites += try Self.read(testsList, runner: runner)
+                continue
+            }
+            var command = runner.listCommand(binary: product.binary, destination: destination)
             command.environment = destination.environment
             let (ending, out, err) = await shell.capture(command, timeout: 600)
             let stdout = String(decoding: out, as: UTF8.self)
@@ -26,8 +32,12 @@ public struct Discovery: Sendable {
                 continue
             default:
                 let tail = String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(15).map(String.init)
+                let hint = framework == .xcodebuild
+                    ? "Listing an .xctestrun needs Xcode 16 on this machine; elsewhere, make the list on the Mac that built it "
+                        + "and give it as the destination's `tests_list` (see docs/apple-platforms.md)."
+                    : "Run `\(command)` by hand to see why."
                 throw FanoutError("listing the \(framework.rawValue) tests of \(product.binary) failed (\(ending))",
-                                  hint: "Run `\(command)` by hand to see why.", exitCode: .infrastructure, details: tail)
+                                  hint: hint, exitCode: .infrastructure, details: tail)
             }
             do {
                 suites += try runner.parseListing(stdout)
@@ -36,5 +46,19 @@ public struct Discovery: Sendable {
             }
         }
         return Catalog(suites: suites)
+    }
+
+    /// A listing file made beforehand.
+    static func read(_ path: String, runner: any TestRunner) throws(FanoutError) -> [TestSuite] {
+        let hint = "Make it on the Mac that built the product: xcodebuild test-without-building -xctestrun FILE -destination … "
+            + "-enumerate-tests -test-enumeration-format json -test-enumeration-output-path \(path)"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw FanoutError("cannot read the tests list \(path)", hint: hint)
+        }
+        do {
+            return try runner.parseListing(String(decoding: data, as: UTF8.self))
+        } catch {
+            throw FanoutError("\(path): \(error)", hint: hint)
+        }
     }
 }

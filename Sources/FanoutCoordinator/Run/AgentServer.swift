@@ -62,17 +62,32 @@ struct AgentServer: Sendable {
                 for index in 0..<transport.slots {
                     let slot = SlotRef(agent: transport.name, index: index)
                     slots.addTask {
+                        var simulators = SlotSimulators(transport: transport, runID: runID, slot: slot)
+                        var lost = false
                         while transport.isUsable, let unit = await state.next(for: slot, now: now) {
-                            let done = await execute(unit, on: transport, binary: ready[unit.destination] ?? "",
-                                                     destination: prepared.spec(unit.destination)?.destination ?? settings.destination,
-                                                     slot: slot)
+                            let configured = prepared.spec(unit.destination)?.destination ?? settings.destination
+                            let done: FinishedUnit
+                            do throws(RunnerError) {
+                                let destination = try await simulators.place(configured, retry: unit.items.contains { $0.retry > 0 })
+                                done = await execute(unit, on: transport, binary: ready[unit.destination] ?? "",
+                                                     destination: destination, slot: slot)
+                            } catch {
+                                // No simulator, no unit: its tests go back to the queue (within the re-queue budget)
+                                // and this slot stops, while other slots and agents go on.
+                                done = notStarted(unit, slot: slot, reason: error.description)
+                                await state.complete(done)
+                                await state.warn("slot \(slot.index) of \(transport.name) stops: \(error)")
+                                break
+                            }
                             await state.complete(done)
                             if case .agentLost(let why) = done.ending {
                                 await state.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
-                                return true
+                                lost = true
+                                break
                             }
                         }
-                        return false
+                        if !lost { await simulators.deleteAll() }
+                        return lost
                     }
                 }
                 var lost = false
@@ -93,7 +108,7 @@ struct AgentServer: Sendable {
                          slot: SlotRef) async -> FinishedUnit {
         let start = now()
         let runner = Runners.runner(for: unit.framework)
-        var collector = UnitCollector(unit: unit, agent: transport.name)
+        let collector = UnitCollector(unit: unit, agent: transport.name)
         progress(.unitStarted(unit: unit.id, agent: transport.name, slot: slot.index,
                               suites: unit.suiteDescriptions, estimate: unit.estimate))
         let command: Command
@@ -104,10 +119,27 @@ struct AgentServer: Sendable {
             return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
                                 log: "", result: collector.finish(ending, diagnostics: ""))
         }
+        return await execute(unit, command: command, runner: runner, collector: collector, on: transport, slot: slot,
+                             start: start)
+    }
+
+    /// A unit that could not start (its slot has no simulator): all of its tests go back to the queue.
+    private func notStarted(_ unit: WorkUnit, slot: SlotRef, reason: String) -> FinishedUnit {
+        let ending = UnitEnding.failedToStart(reason)
+        let collector = UnitCollector(unit: unit, agent: slot.agent)
+        let t = now()
+        return FinishedUnit(unit: unit, slot: slot, startedAt: t, endedAt: t, ending: ending, command: "", log: "",
+                            result: collector.finish(ending, diagnostics: ""))
+    }
+
+    private func execute(_ unit: WorkUnit, command: Command, runner: any TestRunner, collector: UnitCollector,
+                         on transport: any Transport, slot: SlotRef, start: Double) async -> FinishedUnit {
+        var collector = collector
         let parser = runner.makeParser(for: unit)
         let expected = Set(unit.testIDs)
 
-        let stream = transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate))
+        let stream = transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate,
+                                                                      on: prepared.spec(unit.destination)))
         // The unit is consumed in a task of its own, so that a twin that finishes first can stop just this unit.
         let consumer = Task { [collector, parser, state, now] in
             var collector = collector

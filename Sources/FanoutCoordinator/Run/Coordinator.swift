@@ -25,7 +25,8 @@ public final class Coordinator: Sendable {
     public convenience init(settings: RunSettings, transports: [any Transport]? = nil,
                             progress: @escaping ProgressHandler = { _ in }) {
         self.init(settings: settings, transports: transports, discover: { product, spec throws(FanoutError) in
-            try await Discovery().catalog(of: product, destination: spec.destination, frameworks: spec.frameworks)
+            try await Discovery().catalog(of: product, destination: spec.destination, frameworks: spec.frameworks,
+                                          testsList: spec.testsList)
         }, progress: progress)
     }
 
@@ -80,7 +81,9 @@ public final class Coordinator: Sendable {
 
         let state = RunState(scheduler: Scheduler(items: prepared.items, options: preparation.schedulerOptions),
                              items: prepared.items, requeueBudget: settings.requeueBudget, retries: settings.retries,
-                             slots: prepared.slots, progress: progress)
+                             slots: prepared.slots,
+                             deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
+                             progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
         let (transports, archives) = makeTransports()

@@ -28,7 +28,7 @@ struct RunPreparation: Sendable {
         var products: [String: TestProduct] = [:]
         for spec in destinations {
             var build = settings.buildSettings(for: spec)
-            let key = "\(build.configuration) \(build.buildFlags.joined(separator: " "))"
+            let key = "\(build.configuration) \(build.buildFlags.joined(separator: " ")) \(build.bundlePath ?? "")"
             if builds[key] == nil {
                 // Two settings of one configuration would overwrite each other's products: separate build folders.
                 let sameConfiguration = Set(destinations.map { settings.buildSettings(for: $0) }.filter {

@@ -79,17 +79,25 @@ public struct RunSettings: Sendable, Hashable {
         return all.filter { selectedDestinations.contains($0.name) }
     }
 
-    /// The settings a destination builds with (its own configuration and flags, else the run's).
+    /// The settings a destination builds with (its own configuration and flags, else the run's), or its own product.
     func buildSettings(for spec: DestinationSpec) -> RunSettings {
         var s = self
         s.configuration = spec.configuration ?? configuration
         s.buildFlags = spec.buildFlags ?? buildFlags
+        if let bundle = spec.bundlePath { s.bundlePath = bundle }
         return s
     }
 
     /// The time limit of a unit with this estimate.
     public func timeout(forEstimate estimate: Double) -> Double {
         max(minimumTimeout, timeoutFactor * estimate)
+    }
+
+    /// The time limit of a unit with this estimate on `spec` (a simulator's floor is higher).
+    public func timeout(forEstimate estimate: Double, on spec: DestinationSpec?) -> Double {
+        let floor = spec?.minimumTimeout
+            ?? (spec?.destination.device?.isSimulator == true ? max(minimumTimeout, DestinationSpec.simulatorMinimumTimeout) : minimumTimeout)
+        return max(floor, timeoutFactor * estimate)
     }
 
     public var estimator: Estimator {
@@ -108,6 +116,16 @@ public struct RunSettings: Sendable, Hashable {
             }
             if let c = d.configuration, !["debug", "release"].contains(c) {
                 throw FanoutError("destination \(d.name): unknown build configuration '\(c)'", hint: "Use debug or release.")
+            }
+            if d.frameworks == [.xcodebuild] {
+                guard let bundle = d.bundlePath ?? bundlePath, bundle.hasSuffix(".xctestrun") else {
+                    throw FanoutError("destination \(d.name) runs xcodebuild but has no .xctestrun product",
+                                      hint: "Give it `bundle: path/to/App.xctestrun`, the file `xcodebuild build-for-testing` writes "
+                                        + "into Build/Products (see docs/apple-platforms.md).")
+                }
+            } else if let bundle = d.bundlePath, bundle.hasSuffix(".xctestrun") {
+                throw FanoutError("destination \(d.name) has the .xctestrun product \(bundle) but no `runner: xcodebuild`",
+                                  hint: "An .xctestrun runs with xcodebuild: add `runner: xcodebuild` and a device.")
             }
         }
         _ = try activeDestinations()
@@ -206,14 +224,29 @@ public struct DestinationSpec: Sendable, Hashable {
     /// Agent tags it requires: only agents with all of them (or that name this destination) run it.
     public var tags: [String]
 
+    /// A built product of its own (an xcodebuild destination's `.xctestrun`), instead of the run's.
+    public var bundlePath: String?
+    /// The listing of its tests (`xcodebuild -enumerate-tests … -test-enumeration-format json`), made beside the
+    /// build: a coordinator that is not a Mac cannot list an `.xctestrun` itself.
+    public var testsList: String?
+    /// The least time a unit may run (nil: the run's; 300 s for a simulator, whose units boot apps and UI).
+    public var minimumTimeout: Double?
+
     public init(destination: Destination, configuration: String? = nil, buildFlags: [String]? = nil,
-                frameworks: [Framework] = Framework.allCases, tags: [String] = []) {
+                frameworks: [Framework] = Framework.swiftPM, tags: [String] = [], bundlePath: String? = nil,
+                testsList: String? = nil, minimumTimeout: Double? = nil) {
         self.destination = destination
         self.configuration = configuration
         self.buildFlags = buildFlags
         self.frameworks = frameworks
         self.tags = tags
+        self.bundlePath = bundlePath
+        self.testsList = testsList
+        self.minimumTimeout = minimumTimeout
     }
+
+    /// Units of UI tests on a simulator start the app and wait on the UI: their floor is higher.
+    public static let simulatorMinimumTimeout = 300.0
 
     public var name: String { destination.name }
 }

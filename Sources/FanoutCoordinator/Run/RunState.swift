@@ -92,8 +92,12 @@ actor RunState {
         var test: TestID
     }
 
+    /// The hardware class of each destination that runs on a device (its model and OS), whatever agent runs it.
+    private let deviceClasses: [String: String]
+
     init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int,
-         progress: @escaping ProgressHandler) {
+         deviceClasses: [String: String] = [:], progress: @escaping ProgressHandler) {
+        self.deviceClasses = deviceClasses
         self.retries = retries
         self.scheduler = scheduler
         var expected: [ResultKey: (TestID, Framework)] = [:]
@@ -260,7 +264,7 @@ actor RunState {
         }
         for m in done.result.measurements {
             measurements.append(MeasurementRecord(destination: destination, agent: done.slot.agent, measurement: m,
-                                                  hardwareClass: hardware[done.slot.agent]))
+                                                  hardwareClass: deviceClasses[destination] ?? hardware[done.slot.agent]))
         }
         if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
         let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.slot.agent,

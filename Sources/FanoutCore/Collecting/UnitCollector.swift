@@ -73,8 +73,11 @@ public struct UnitCollector: Sendable {
             if outcome == .passed, recorded.contains(where: \.isFailure) { outcome = .failed }
             let attempt = Attempt(outcome: outcome, duration: max(0, duration), issues: recorded, skipReason: reason,
                                   unit: unit.id, agent: agent)
+            // A second end of the same test is a correction (an xcodebuild result bundle read after the console
+            // lines): it replaces the attempt, but the test was already reported live once.
+            let again = ended[id] != nil
             ended[id] = attempt
-            return (id, attempt)
+            return again ? nil : (id, attempt)
         case .measured(let m):
             measurements.append(m)
         case .suiteEnded(let suite, let duration):

@@ -2,6 +2,12 @@
 public enum Framework: String, Codable, Sendable, Hashable, CaseIterable, Comparable {
     case xctest
     case swiftTesting = "swift-testing"
+    /// XCTest and Swift Testing tests of an Apple-platform test product (`.xctestrun`), run by `xcodebuild` on a
+    /// simulator or a Mac.
+    case xcodebuild
+
+    /// The frameworks a SwiftPM test product (`<Package>PackageTests.xctest`) holds.
+    public static let swiftPM: [Framework] = [.xctest, .swiftTesting]
 
     public static func < (lhs: Framework, rhs: Framework) -> Bool { lhs.rawValue < rhs.rawValue }
 }

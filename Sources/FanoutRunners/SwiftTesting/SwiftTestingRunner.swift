@@ -9,7 +9,7 @@ public struct SwiftTestingRunner: TestRunner {
 
     public var framework: Framework { .swiftTesting }
 
-    public func listCommand(binary: String) -> Command {
+    public func listCommand(binary: String, destination: Destination) -> Command {
         Command(executable: binary, arguments: ["--testing-library", "swift-testing", "--list-tests"])
     }
 

@@ -8,7 +8,7 @@ public struct XCTestRunner: TestRunner {
 
     public var framework: Framework { .xctest }
 
-    public func listCommand(binary: String) -> Command {
+    public func listCommand(binary: String, destination: Destination) -> Command {
         Command(executable: binary, arguments: ["--dump-tests-json"])
     }
 

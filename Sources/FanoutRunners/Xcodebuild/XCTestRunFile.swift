@@ -1,0 +1,90 @@
+import FanoutCore
+import Foundation
+
+/// An `.xctestrun` file, the plist `xcodebuild build-for-testing` writes beside the built products: which test
+/// targets there are and where their bundles, host apps and UI-test target apps live. Paths in it start with
+/// `__TESTROOT__` (the file's own folder), so the file and the folders it names travel together; xcodebuild
+/// resolves them on the agent. Format versions 1 (targets at the top level) and 2 (`TestConfigurations`) are read.
+public struct XCTestRunFile: Sendable, Hashable {
+    /// The test targets (the modules of the suites), in the file's order.
+    public var targets: [String]
+    /// The top-level entries of the product folder the file refers to (`Debug-iphonesimulator`): what agents need.
+    public var folders: [String]
+    /// `FormatVersion` of `__xctestrun_metadata__`.
+    public var formatVersion: Int
+
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
+
+    public static func parse(_ data: Data) throws(Failure) -> XCTestRunFile {
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw Failure(reason: "not a property list (\(error.localizedDescription))")
+        }
+        guard let root = plist as? [String: Any] else { throw Failure(reason: "not a dictionary at the top") }
+        let version = ((root["__xctestrun_metadata__"] as? [String: Any])?["FormatVersion"] as? Int) ?? 1
+        var targets: [(name: String, values: [String: Any])] = []
+        if let configurations = root["TestConfigurations"] as? [[String: Any]] {
+            for configuration in configurations {
+                for target in configuration["TestTargets"] as? [[String: Any]] ?? [] {
+                    guard let name = target["BlueprintName"] as? String ?? target["ProductModuleName"] as? String else { continue }
+                    if !targets.contains(where: { $0.name == name }) { targets.append((name, target)) }
+                }
+            }
+        } else {
+            for key in root.keys.sorted() where !key.hasPrefix("__") {
+                if let target = root[key] as? [String: Any] { targets.append((key, target)) }
+            }
+        }
+        guard !targets.isEmpty else { throw Failure(reason: "it names no test target") }
+        var folders: [String] = []
+        func note(_ value: Any) {
+            if let s = value as? String, let rest = s.dropPrefix("__TESTROOT__/"),
+               let first = rest.split(separator: "/").first.map(String.init), !first.isEmpty, first != "..",
+               !folders.contains(first) {
+                folders.append(first)
+            } else if let list = value as? [Any] {
+                list.forEach(note)
+            } else if let map = value as? [String: Any] {
+                map.values.forEach(note)
+            }
+        }
+        for (_, values) in targets { note(values) }
+        return XCTestRunFile(targets: targets.map(\.name), folders: folders.sorted(), formatVersion: version)
+    }
+
+    /// The file with every absolute path into `productFolder` made relative to `__TESTROOT__` (a file written by a
+    /// tool other than xcodebuild, or edited by hand), so it works wherever the folder is unpacked; nil when no
+    /// path needed it. Written as an XML plist.
+    public static func relocated(_ data: Data, productFolder: String) throws(Failure) -> Data? {
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw Failure(reason: "not a property list (\(error.localizedDescription))")
+        }
+        let folder = productFolder.hasSuffix("/") ? productFolder : productFolder + "/"
+        var changed = false
+        func rewrite(_ value: Any) -> Any {
+            if let s = value as? String {
+                guard s.hasPrefix(folder) else { return s }
+                changed = true
+                return "__TESTROOT__/" + s.dropFirst(folder.count)
+            }
+            if let list = value as? [Any] { return list.map(rewrite) }
+            if let map = value as? [String: Any] { return map.mapValues(rewrite) }
+            return value
+        }
+        let result = rewrite(plist)
+        guard changed else { return nil }
+        do {
+            return try PropertyListSerialization.data(fromPropertyList: result, format: .xml, options: 0)
+        } catch {
+            throw Failure(reason: "cannot write the relocated file (\(error.localizedDescription))")
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import FanoutCore
+
+/// Parses the console of `xcodebuild test-without-building` as it arrives, then the unit's result bundle.
+///
+/// The console is XCTest's, with macOS names: `Test Case '-[Target.Class method]' started.`, issue lines
+/// `File.swift:12: error: -[Target.Class method] : message`, measurements, and, from parallel-testing clones,
+/// `Test case 'Class.method()' passed on 'Clone 1 of iPhone 16 - App (123)' (0.002 seconds)`. Each line is put in
+/// the Linux form and read by ``XCTestOutputParser``, so both platforms share one reading of XCTest.
+///
+/// After the process, the unit's command prints the result bundle's test results (JSON) between two marker lines.
+/// The bundle is the authority: a test the console never ended (Swift Testing tests, a runner that crashed and was
+/// restarted) gets its verdict from it, and where the two disagree, the bundle's verdict replaces the console's.
+/// Without a bundle (xcodebuild died, Xcode before 16) the console's verdicts stand. It never traps on any input.
+public struct XcodebuildOutputParser: OutputParser {
+    private var inner: XCTestOutputParser
+    private var lines = LineBuffer()
+    private var inBundle = false
+    private var bundle: [UInt8] = []
+    private var bundleTooLarge = false
+    /// What the console said, so the bundle only adds and corrects.
+    private var ended: [TestID: TestStatus] = [:]
+    private var withIssues: Set<TestID> = []
+    private var started: Set<TestID> = []
+    private let tests: [TestID]
+
+    /// A result bundle's test results larger than this are not read (the console's verdicts stand).
+    static let bundleLimit = 64 << 20
+
+    public init(unit: WorkUnit) {
+        inner = XCTestOutputParser(unit: unit)
+        tests = unit.testIDs
+    }
+
+    public mutating func consume(stdout chunk: [UInt8]) -> [TestEvent] {
+        var events: [TestEvent] = []
+        for line in lines.append(chunk) { handle(line, into: &events) }
+        return events
+    }
+
+    /// xcodebuild's own diagnostics and a crashing runner's last words: the XCTest parser keeps a trap line for the
+    /// test that was running.
+    public mutating func consume(stderr chunk: [UInt8]) -> [TestEvent] {
+        track(inner.consume(stderr: chunk))
+    }
+
+    public mutating func finish() -> [TestEvent] {
+        var events: [TestEvent] = []
+        if let last = lines.flush() { handle(last, into: &events) }
+        events += track(inner.finish())
+        guard !bundle.isEmpty, !bundleTooLarge, let results = try? XCResultTests.parse(bundle) else { return events }
+        events += reconcile(results)
+        return events
+    }
+
+    private mutating func handle(_ line: String, into events: inout [TestEvent]) {
+        if line == XcodebuildRunner.bundleBegin {
+            inBundle = true
+            return
+        }
+        if line == XcodebuildRunner.bundleEnd {
+            inBundle = false
+            return
+        }
+        if inBundle {
+            guard !bundleTooLarge else { return }
+            bundle += line.utf8
+            bundle.append(0x0A)
+            if bundle.count > Self.bundleLimit {
+                bundleTooLarge = true
+                bundle = []
+            }
+            return
+        }
+        events += track(inner.consume(stdout: Array((Self.linuxForm(line) + "\n").utf8)))
+    }
+
+    private mutating func track(_ events: [TestEvent]) -> [TestEvent] {
+        for event in events {
+            switch event {
+            case .started(let id): started.insert(id)
+            case .issue(let id, let issue) where issue.isFailure: withIssues.insert(id)
+            case .ended(let id, let status, _, _): ended[id] = status
+            default: break
+            }
+        }
+        return events
+    }
+
+    /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise.
+    private mutating func reconcile(_ results: [XCResultTests.Result]) -> [TestEvent] {
+        var byName: [String: XCResultTests.Result] = [:]
+        for r in results {
+            // `Target/Class/method()`: XCTest methods appear with `()` in bundles, not in `-only-testing:`.
+            byName["\(r.target)/\(r.suite)/\(r.name)"] = r
+        }
+        var events: [TestEvent] = []
+        for id in tests {
+            let key = "\(id.suite.module)/\(id.suite.name)/\(id.name)"
+            guard let r = byName[key] ?? byName[key + "()"] else { continue }
+            if ended[id] == r.status { continue }
+            if !started.contains(id) { events.append(.started(id)) }
+            if !withIssues.contains(id) {
+                for issue in r.issues { events.append(.issue(id, issue)) }
+            }
+            events.append(.ended(id, r.status, duration: r.duration, reason: r.status == .skipped ? r.skipReason : nil))
+            ended[id] = r.status
+        }
+        return events
+    }
+
+    // MARK: - macOS console lines in the Linux form
+
+    /// `Test Case '-[Target.Class method]' passed (0.054 seconds).` → `Test Case 'Class.method' passed (…).`;
+    /// `Test case 'Class.method()' passed on 'Clone 1 of …' (0.002 seconds)` → `Test Case 'Class.method' passed
+    /// (0.002 seconds).`; `File:12: error: -[Target.Class method] : …` → `File:12: error: Class.method : …`.
+    static func linuxForm(_ line: String) -> String {
+        if let rest = line.dropPrefix("Test case '") { return parallelForm(rest) ?? line }
+        guard let open = line.range(of: "-[") else { return line }
+        let tail = line[open.upperBound...]
+        guard let space = tail.firstIndex(of: " "), let close = tail[space...].firstIndex(of: "]") else { return line }
+        let qualified = tail[..<space]
+        let method = tail[tail.index(after: space)..<close]
+        guard !method.isEmpty, !method.contains(" "), let dot = qualified.firstIndex(of: ".") else { return line }
+        let cls = qualified[qualified.index(after: dot)...]
+        guard !cls.isEmpty else { return line }
+        return String(line[..<open.lowerBound]) + cls + "." + method + line[tail.index(after: close)...]
+    }
+
+    /// A parallel-testing clone's line: `Class.method()' passed on 'Clone 1 of X' (0.002 seconds)`.
+    private static func parallelForm(_ rest: Substring) -> String? {
+        guard let close = rest.range(of: "' ") else { return nil }
+        var name = rest[..<close.lowerBound]
+        if name.hasSuffix("()") { name = name.dropLast(2) }
+        let tail = rest[close.upperBound...]
+        for status in ["passed", "failed", "skipped", "started"] where tail.hasPrefix(status) {
+            if status == "started" { return "Test Case '\(name)' started." }
+            let seconds = tail.range(of: "(", options: .backwards).map { tail[$0.lowerBound...] } ?? "(0 seconds)"
+            return "Test Case '\(name)' \(status) \(seconds)."
+        }
+        return nil
+    }
+}
