@@ -1,0 +1,162 @@
+import FanoutAgents
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Testing
+
+/// Apple platforms end to end, through the replay harness (Tests/Fixtures/Xcodebuild/Replay: stand-in `xcodebuild`
+/// and `xcrun` that replay a recorded Xcode 26 run, since Linux has no Xcode) over the real SSH fleet: a config with
+/// two simulator destinations is read, listed, planned, deployed, dispatched with one simulator per slot, parsed
+/// (console, then result bundle) and reported per device.
+///
+/// On a real Mac, the same run goes through `MacAgentTests` (`FANOUT_MAC_AGENT`, see Agents/README.md).
+@Suite(.serialized, .timeLimit(.minutes(10))) struct AppleDestinationTests {
+    static let fleet = IntegrationFleet(name: "apple", port: 2629)
+    static let replay = repositoryRoot.appendingPathComponent("Tests/Fixtures/Xcodebuild/Replay").path
+    static let xctestrun = replay + "/Products/RandomStuff_RandomStuff_iphonesimulator26.2-arm64.xctestrun"
+
+    /// The recorded run's verdicts, as Xcode gave them.
+    static let recorded: [String: Outcome] = [
+        "RandomStuffTests.RandomStuffTests/testExample": .passed,
+        "RandomStuffTests.RandomStuffTests/testExample2": .passed,
+        "RandomStuffTests.RandomStuffTests/testExpectedFailure": .passed,
+        "RandomStuffTests.RandomStuffTests/testExpectedFailure2": .failed,
+        "RandomStuffTests.RandomStuffTests/testFoo": .failed,
+        "RandomStuffTests.RandomStuffTests/testPerformanceExample": .passed,
+        "RandomStuffTests.RandomStuffTests/testSkippedTest": .skipped,
+        "RandomStuffUITests.RandomStuffUITestsLaunchTests/testLaunch": .passed,
+        "RandomStuffUITests.RandomStuffUITests/testExample": .passed,
+        "RandomStuffUITests.RandomStuffUITests/testLaunchPerformance": .passed,
+    ]
+
+    func config(state: String, testsList: String) -> String {
+        let tools = "xcodebuild: \(Self.replay)/bin/xcodebuild, xcrun: \(Self.replay)/bin/xcrun"
+        return """
+            destinations:
+              - name: iphone-17-pro
+                runner: xcodebuild
+                bundle: \(Self.xctestrun)
+                device: {platform: iOS Simulator, model: iPhone 17 Pro, os: "26.2", \(tools)}
+                environment: {FANOUT_REPLAY_STATE: \(state), FANOUT_REPLAY_TIME_SCALE: "0.02"}
+              - name: ipad-air
+                runner: xcodebuild
+                bundle: \(Self.xctestrun)
+                tests_list: \(testsList)
+                device: {platform: iOS Simulator, model: iPad Air 11-inch (M3), os: "26.2", erase_between_units: true, \(tools)}
+                environment: {FANOUT_REPLAY_STATE: \(state), FANOUT_REPLAY_TIME_SCALE: "0.02"}
+            """
+    }
+
+    @Test func twoSimulatorDestinationsRunOverTheFleetAndReportPerDevice() async throws {
+        let dir = try TempDir()
+        let state = try Self.sharedState(dir)
+        // The list a Mac would make beside the build, for the destination that does not list by itself.
+        let list = dir.file("tests.json")
+        let (listed, _, listErr) = await LocalTransport(slots: 1).capture(Command(
+            executable: Self.replay + "/bin/xcodebuild",
+            arguments: ["test-without-building", "-xctestrun", Self.xctestrun, "-destination", "platform=iOS Simulator,name=iPhone 17 Pro",
+                        "-enumerate-tests", "-test-enumeration-style", "flat", "-test-enumeration-format", "json",
+                        "-test-enumeration-output-path", list],
+            environment: ["FANOUT_REPLAY_STATE": state]), timeout: 60)
+        #expect(listed == .exited(0), "\(String(decoding: listErr, as: UTF8.self))")
+
+        var s = try await Self.fleet.settings()
+        try ConfigFile.parse(config(state: state, testsList: list), file: "fanout.yml", into: &s)
+        s.historyPath = dir.file("h.sqlite")
+        s.reportDirectory = dir.file("r")
+        s.splitClasses = false
+        let outcome = try await Coordinator(settings: s).run()
+        let report = outcome.report
+
+        // Every recorded test on each device, with Xcode's own verdict.
+        #expect(report.destinations == ["iphone-17-pro", "ipad-air"])
+        #expect(report.warnings.isEmpty, "\(report.warnings)")
+        for destination in report.destinations {
+            let mine = report.results.filter { $0.destination == destination }
+            let got = Dictionary(uniqueKeysWithValues: mine.map { ($0.id.description, $0.outcome) })
+            #expect(got == Self.recorded, "\(destination): \(got)")
+            #expect(mine.allSatisfy { $0.framework == .xcodebuild })
+            let foo = try #require(mine.first { $0.id.name == "testFoo" })
+            #expect(foo.issues.first?.location == SourceLocation(file: "RandomStuffTests.swift", line: 38))
+            #expect(foo.issues.first?.message.contains("XCTAssertEqual failed") == true)
+            let skipped = try #require(mine.first { $0.id.name == "testSkippedTest" })
+            #expect(skipped.attempts.last?.skipReason == "Required API is not available for this test.")
+        }
+        #expect(outcome.exitCode == .testFailures, "two recorded failures fail the run: \(outcome.exitCode)")
+
+        // Measurements and their baselines are kept per device (model and OS), as Xcode keys them.
+        let classes = Set(report.measurements.map { "\($0.destination)=\($0.hardwareClass ?? "?")" })
+        #expect(classes == ["iphone-17-pro=iPhone 17 Pro, iOS Simulator 26.2",
+                            "ipad-air=iPad Air 11-inch (M3), iOS Simulator 26.2"], "\(classes)")
+
+        // Units ran on the fleet's agents, over SSH, from the deployed product.
+        #expect(Set(report.units.map(\.agent)).isSubset(of: Set(s.agents.map(\.name))))
+        #expect(report.agents.contains { ($0.deployedBytes ?? 0) > 0 }, "the .xctestrun and its folder were deployed")
+
+        // One simulator per slot and destination: created, booted, used by that slot only, deleted at the end.
+        let events = try Self.invocations(state)
+        let created = events.filter { $0["action"] as? String == "create" }
+        let deleted = Set(events.filter { $0["action"] as? String == "delete" }.compactMap { $0["udid"] as? String })
+        let createdIDs = Set(created.compactMap { $0["udid"] as? String })
+        #expect(!createdIDs.isEmpty && createdIDs == deleted, "every simulator deleted: \(createdIDs.subtracting(deleted))")
+        let names = created.compactMap { $0["name"] as? String }
+        #expect(Set(names).count == names.count, "never two simulators for one slot and destination: \(names)")
+        let tests = events.filter { $0["action"] as? String == "test" && $0["phase"] as? String == "start" }
+        #expect(tests.count == report.units.count, "one xcodebuild per unit")
+        for t in tests { #expect(createdIDs.contains(t["udid"] as? String ?? ""), "ran on a simulator of the run") }
+        let leftover = try FileManager.default.contentsOfDirectory(atPath: state + "/devices").filter { $0.hasSuffix(".json") }
+        #expect(leftover.isEmpty, "no simulator outlives the run: \(leftover)")
+        // The iPad destination erases its simulator between units; the iPhone one reuses it as it is.
+        let erased = events.filter { $0["action"] as? String == "erase" }.compactMap { $0["udid"] as? String }
+        let ipadSimulators = Set(created.filter { ($0["name"] as? String ?? "").hasSuffix("ipad-air") }.compactMap { $0["udid"] as? String })
+        #expect(Set(erased).isSubset(of: ipadSimulators))
+
+        // The JUnit report names each device's destination.
+        let junit = try String(contentsOfFile: dir.file("r/junit.xml"), encoding: .utf8)
+        #expect(junit.contains("value=\"ipad-air\"") && junit.contains("value=\"iphone-17-pro\""))
+    }
+
+    @Test func aSimulatorThatCannotBeCreatedLosesNoTest() async throws {
+        let dir = try TempDir()
+        var s = try await Self.fleet.settings()
+        // A runtime the harness's simctl refuses (as a Mac refuses a runtime it does not have).
+        try ConfigFile.parse("""
+            destinations:
+              - name: iphone
+                runner: xcodebuild
+                bundle: \(Self.xctestrun)
+                tests_list: \(repositoryRoot.appendingPathComponent("Tests/Fixtures/Xcodebuild/Replay").path)/../enumerate-tests-flat-json-xcode16-trimmed.json
+                device: {platform: iOS Simulator, model: iPhone 17 Pro, os: "26.2", runtime: no-such-runtime, \
+            xcodebuild: \(Self.replay)/bin/xcodebuild, xcrun: \(Self.replay)/bin/xcrun}
+                environment: {FANOUT_REPLAY_STATE: \(try Self.sharedState(dir))}
+            """, file: "fanout.yml", into: &s)
+        s.historyPath = dir.file("h.sqlite")
+        s.reportDirectory = dir.file("r")
+        s.filters = ["Feature10Test1[0-2]Tests"]
+        let outcome = try await Coordinator(settings: s).run()
+        #expect(outcome.report.results.count == 30, "every test asked for is in the report")
+        #expect(outcome.report.results.allSatisfy { $0.outcome == .notRun })
+        #expect(outcome.report.warnings.contains { $0.contains("Invalid runtime: no-such-runtime") }, "\(outcome.report.warnings)")
+        #expect(outcome.exitCode != .success)
+    }
+
+    /// The harness's simulator state, shared by the fleet's agents, which are users of their own.
+    static func sharedState(_ dir: TempDir) throws -> String {
+        let state = dir.file("simulators")
+        let fm = FileManager.default
+        for folder in [state, state + "/devices"] {
+            try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try fm.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: folder)
+        }
+        _ = fm.createFile(atPath: state + "/invocations.jsonl", contents: nil, attributes: [.posixPermissions: 0o666])
+        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.path)
+        return state
+    }
+
+    static func invocations(_ state: String) throws -> [[String: Any]] {
+        let text = try String(contentsOfFile: state + "/invocations.jsonl", encoding: .utf8)
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
