@@ -114,6 +114,22 @@ import Testing
         // The JUnit report names each device's destination.
         let junit = try String(contentsOfFile: dir.file("r/junit.xml"), encoding: .utf8)
         #expect(junit.contains("value=\"ipad-air\"") && junit.contains("value=\"iphone-17-pro\""))
+
+        // A failed test's screenshot came back before the agent's clean-up, and the reports link it.
+        for destination in report.destinations {
+            let foo = try #require(report.results.first { $0.destination == destination && $0.id.name == "testFoo" })
+            let files = foo.attempts.last?.attachments ?? []
+            #expect(files.count == 1 && files.allSatisfy { $0.hasPrefix("attachments/\(destination)/") }, "\(files)")
+            for file in files {
+                let png = try Data(contentsOf: URL(fileURLWithPath: dir.file("r/" + file)))
+                #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG, byte for byte")
+                #expect(junit.contains("[[ATTACHMENT|\(file)]]"))
+            }
+            let passed = try #require(report.results.first { $0.destination == destination && $0.id.name == "testExample" })
+            #expect(passed.attempts.last?.attachments == nil, "only failures' attachments come back")
+        }
+        let html = try String(contentsOfFile: dir.file("r/report.html"), encoding: .utf8)
+        #expect(html.contains("<img src=\"attachments/iphone-17-pro/"))
     }
 
     @Test func aSimulatorThatCannotBeCreatedLosesNoTest() async throws {

@@ -1,6 +1,7 @@
 import FanoutAgents
 import FanoutCore
 import FanoutRunners
+import Foundation
 
 /// Serves one agent for the whole run: deploys the product to it, runs units on its slots while the run state has
 /// work for them, and re-admits the agent when it is lost and comes back.
@@ -12,6 +13,8 @@ struct AgentServer: Sendable {
     let progress: ProgressHandler
     /// Seconds since the run started.
     let now: @Sendable () -> Double
+    /// Where the run's reports go: files tests attached are kept there too.
+    var reportDirectory: URL? = nil
 
     /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
     /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
@@ -123,6 +126,29 @@ struct AgentServer: Sendable {
                              start: start)
     }
 
+    /// Writes the files tests attached into the report folder (`attachments/<destination>/<Module.Class>/<test>/`),
+    /// and returns their paths relative to it, by test. A file that cannot be written is left out, with a warning.
+    private func save(_ files: [TestID: [AttachedFile]], unit: WorkUnit) -> [TestID: [String]] {
+        guard !files.isEmpty, let root = reportDirectory else { return [:] }
+        var out: [TestID: [String]] = [:]
+        for (id, list) in files.sorted(by: { $0.key < $1.key }) {
+            let folder = ["attachments", unit.destination, id.suite.description, id.name].map(AttachedFile.safeName)
+                .joined(separator: "/")
+            for file in list {
+                let relative = folder + "/unit\(unit.id)-" + file.name
+                let url = root.appendingPathComponent(relative)
+                do {
+                    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try Data(file.bytes).write(to: url)
+                    out[id, default: []].append(relative)
+                } catch {
+                    progress(.warning("attachment \(file.name) of \(id) not kept: \(error.localizedDescription)"))
+                }
+            }
+        }
+        return out
+    }
+
     /// A unit that could not start (its slot has no simulator): all of its tests go back to the queue.
     private func notStarted(_ unit: WorkUnit, slot: SlotRef, reason: String) -> FinishedUnit {
         let ending = UnitEnding.failedToStart(reason)
@@ -180,10 +206,10 @@ struct AgentServer: Sendable {
             } else {
                 _ = await collect(parser.finish())
             }
-            return (collector, log, stderrLog, ending)
+            return (collector, log, stderrLog, ending, parser.takeAttachments())
         }
         await state.setCanceller(unit.id) { consumer.cancel() }
-        let (finalCollector, log, stderrLog, ending) = await withTaskCancellationHandler {
+        let (finalCollector, log, stderrLog, ending, attached) = await withTaskCancellationHandler {
             await consumer.value
         } onCancel: {
             consumer.cancel()
@@ -191,7 +217,10 @@ struct AgentServer: Sendable {
         collector = finalCollector
         // Tests other units took over (work stealing) are theirs: not run here, not left over, not missing.
         collector.release(await state.handedOverTests(unit.id))
-        let result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
+        var result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
+        for (id, paths) in save(attached, unit: unit) where result.attempts[id] != nil {
+            result.attempts[id]?.attachments = paths
+        }
         return FinishedUnit(unit: collector.unit.items.isEmpty ? unit : collector.unit, slot: slot, startedAt: start,
                             endedAt: now(), ending: ending, command: command.description, log: log.text, result: result)
     }

@@ -92,8 +92,9 @@ public final class Coordinator: Sendable {
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
                 + ": its tests cannot run")
         }
-        let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state,
+        var server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state,
                                  progress: progress, now: now)
+        server.reportDirectory = reportDirectory
         let (interrupted, usable) = await dispatch(transports: transports, server: server)
         await withTaskGroup(of: Void.self) { group in
             for transport in transports { group.addTask { await transport.shutdown() } }

@@ -8,6 +8,9 @@ public struct Attempt: Hashable, Codable, Sendable {
     public var agent: String
     /// The tail of the unit's standard error (the backtrace) when the test crashed or timed out.
     public var diagnostics: String?
+    /// Files the test attached (screenshots of a failed UI test), copied back from the agent: paths relative to
+    /// the report folder.
+    public var attachments: [String]?
 
     public init(outcome: Outcome, duration: Double, issues: [Issue] = [], skipReason: String? = nil, unit: Int,
                 agent: String, diagnostics: String? = nil) {

@@ -62,6 +62,20 @@ extension HTMLWriter {
             : issues.map(ReportFacts.line(for:)).joined(separator: "\n")
         out += "<pre class=\"message\">\(e(HTMLEscaping.clipped(message, to: Self.textLimit)))</pre>\n"
 
+        if let files = attempt?.attachments, !files.isEmpty {
+            // Paths relative to the report folder, as written beside this page; images are shown, other files linked.
+            out += "<div class=\"attachments\">"
+            for path in files {
+                let name = e(String(path.split(separator: "/").last ?? ""), line: true)
+                let lower = path.lowercased()
+                if [".png", ".jpg", ".jpeg", ".gif", ".heic"].contains(where: lower.hasSuffix) {
+                    out += "<a href=\"\(e(path, line: true))\"><img src=\"\(e(path, line: true))\" alt=\"\(name)\" loading=\"lazy\"></a>"
+                } else {
+                    out += "<a href=\"\(e(path, line: true))\">\(name)</a> "
+                }
+            }
+            out += "</div>\n"
+        }
         if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty {
             out += "<details class=\"diagnostics\" open><summary>Diagnostics</summary>\(head(diagnostics, lines: diagnosticsLines))</details>\n"
         }

@@ -266,6 +266,7 @@ public struct HTMLWriter: Sendable {
     th { background: #f6f8fa; } code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
     pre { background: #f6f8fa; padding: 8px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; margin: 4px 0; }
     pre.message { background: #fff1f0; }
+    .attachments img { max-width: 240px; max-height: 320px; margin: 4px 8px 4px 0; border: 1px solid #ccc; }
     dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; } dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; word-break: break-all; }
     nav { margin: 12px 0; } .note { color: var(--muted); font-style: italic; }
     details { margin: 4px 0; } details.group > summary { font-size: 15px; cursor: pointer; } summary { cursor: pointer; }

@@ -165,11 +165,13 @@ public struct JUnitWriter: Sendable {
                 writeAttempt(attempt, number: number, as: attempt.outcome == .failed ? "rerunFailure" : "rerunError",
                              of: result, context: context, into: &xml)
             }
+            // Jenkins' JUnit attachments convention: `[[ATTACHMENT|path]]`, relative to the report folder.
+            let attached = (deciding?.attachments ?? []).map { "[[ATTACHMENT|\($0)]]" }.joined(separator: "\n")
+            let head = [perfLines, attached].filter { !$0.isEmpty }.joined(separator: "\n\n")
             if let unit {
-                xml.element("system-out", text: (perfLines.isEmpty ? "" : perfLines + "\n\n")
-                    + inlineLog(of: unit, suite: result))
-            } else if !perfLines.isEmpty {
-                xml.element("system-out", text: perfLines)
+                xml.element("system-out", text: (head.isEmpty ? "" : head + "\n\n") + inlineLog(of: unit, suite: result))
+            } else if !head.isEmpty {
+                xml.element("system-out", text: head)
             }
             xml.close()
         }

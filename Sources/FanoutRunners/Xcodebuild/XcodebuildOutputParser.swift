@@ -1,4 +1,5 @@
 import FanoutCore
+import Foundation
 
 /// Parses the console of `xcodebuild test-without-building` as it arrives, then the unit's result bundle.
 ///
@@ -17,6 +18,10 @@ public struct XcodebuildOutputParser: OutputParser {
     private var inBundle = false
     private var bundle: [UInt8] = []
     private var bundleTooLarge = false
+    /// The attachment being received (its file name and base64 text), and those received.
+    private var attachment: (name: String, base64: [UInt8])?
+    private var files: [String: [UInt8]] = [:]
+    private var attachmentBytes = 0
     /// What the console said, so the bundle only adds and corrects.
     private var ended: [TestID: TestStatus] = [:]
     private var withIssues: Set<TestID> = []
@@ -25,6 +30,36 @@ public struct XcodebuildOutputParser: OutputParser {
 
     /// A result bundle's test results larger than this are not read (the console's verdicts stand).
     static let bundleLimit = 64 << 20
+    /// All of a unit's attachments together: beyond this, the rest stay on the agent.
+    static let attachmentsLimit = 32 << 20
+
+    /// The attachments `xcresulttool export attachments` wrote, by test, as its `manifest.json` assigns them:
+    /// `[{"testIdentifier": "Target/Class/method()", "attachments": [{"exportedFileName": "…",
+    /// "suggestedHumanReadableName": "…", "isAssociatedWithFailure": true, …}]}]` (`attachments` may be one object).
+    public mutating func takeAttachments() -> [TestID: [AttachedFile]] {
+        defer { files = [:] }
+        guard let manifest = files["manifest.json"],
+              let entries = try? JSONSerialization.jsonObject(with: Data(manifest)) as? [[String: Any]] else { return [:] }
+        var byName: [String: TestID] = [:]
+        for id in tests {
+            for name in [id.name, id.name + "()"] {
+                byName["\(id.suite.module)/\(id.suite.name)/\(name)"] = id
+                byName["\(id.suite.name)/\(name)"] = id
+            }
+        }
+        var out: [TestID: [AttachedFile]] = [:]
+        for entry in entries {
+            guard let identifier = entry["testIdentifier"] as? String, let id = byName[identifier] else { continue }
+            let list = entry["attachments"] as? [[String: Any]] ?? (entry["attachments"] as? [String: Any]).map { [$0] } ?? []
+            for a in list {
+                guard let exported = a["exportedFileName"] as? String, let bytes = files[exported] else { continue }
+                let readable = a["suggestedHumanReadableName"] as? String ?? exported
+                let ext = exported.split(separator: ".").last.map { "." + $0 } ?? ""
+                out[id, default: []].append(AttachedFile(name: readable.hasSuffix(ext) ? readable : readable + ext, bytes: bytes))
+            }
+        }
+        return out
+    }
 
     public init(unit: WorkUnit) {
         inner = XCTestOutputParser(unit: unit)
@@ -53,6 +88,24 @@ public struct XcodebuildOutputParser: OutputParser {
     }
 
     private mutating func handle(_ line: String, into events: inout [TestEvent]) {
+        if var current = attachment {
+            attachment = nil
+            if line == XcodebuildRunner.attachmentEnd {
+                if let data = Data(base64Encoded: Data(current.base64), options: .ignoreUnknownCharacters),
+                   attachmentBytes + data.count <= Self.attachmentsLimit {
+                    attachmentBytes += data.count
+                    files[current.name] = Array(data)
+                }
+            } else if current.base64.count + line.utf8.count <= XcodebuildRunner.attachmentLimit * 2 {
+                current.base64 += line.utf8
+                attachment = current
+            }
+            return
+        }
+        if let rest = line.dropPrefix(XcodebuildRunner.attachmentBegin), rest.hasSuffix(" ===") {
+            attachment = (String(rest.dropLast(4)), [])
+            return
+        }
         if line == XcodebuildRunner.bundleBegin {
             inBundle = true
             return

@@ -15,6 +15,11 @@ public struct XcodebuildRunner: TestRunner {
     /// The lines around the result bundle's JSON in a unit's standard output.
     public static let bundleBegin = "=== fanout: xcresulttool test-results begin ==="
     public static let bundleEnd = "=== fanout: xcresulttool test-results end ==="
+    /// The lines around each exported attachment (base64) and the export's manifest.
+    public static let attachmentBegin = "=== fanout: attachment begin "
+    public static let attachmentEnd = "=== fanout: attachment end ==="
+    /// Attachments larger than this stay on the agent (a video of a whole UI test, say).
+    public static let attachmentLimit = 8 << 20
 
     /// Lists the tests with `xcodebuild -enumerate-tests` (Xcode 16 and later) on the destination's device, printing
     /// the JSON listing on standard output.
@@ -52,7 +57,9 @@ public struct XcodebuildRunner: TestRunner {
         xcodebuild += Self.onlyTesting(for: unit).map { q("-only-testing:" + $0) }
         xcodebuild += destination.arguments.map(q)
         let xcrun = ShellQuote.commandWord(device.xcrun)
-        // The result bundle lives in a private temporary folder of the agent, removed when the unit ends.
+        // The result bundle lives in a private temporary folder of the agent, removed when the unit ends. When a test
+        // failed, the attachments of failures (UI tests' screenshots) come back on standard output first, in base64
+        // with the export's manifest, which says whose they are.
         let script = """
             r=$(mktemp -d "${TMPDIR:-/tmp}/fanout-xcresult.XXXXXX") || exit 70
             trap 'rm -rf "$r"' EXIT
@@ -62,6 +69,15 @@ public struct XcodebuildRunner: TestRunner {
             [ -d "$r/unit.xcresult" ] && \(xcrun) xcresulttool get test-results tests --path "$r/unit.xcresult" --format json
             echo
             echo \(q(Self.bundleEnd))
+            if [ $s != 0 ] && [ -d "$r/unit.xcresult" ] && \(xcrun) xcresulttool export attachments --path "$r/unit.xcresult" \
+              --output-path "$r/attachments" --only-failures >/dev/null 2>&1; then
+              for f in "$r/attachments"/*; do
+                [ -f "$f" ] && [ "$(wc -c < "$f")" -le \(Self.attachmentLimit) ] || continue
+                echo "\(Self.attachmentBegin)${f##*/} ==="
+                base64 < "$f"
+                echo \(q(Self.attachmentEnd))
+              done
+            fi
             exit $s
             """
         return Command(executable: "/bin/sh", arguments: ["-c", script], environment: destination.environment)
