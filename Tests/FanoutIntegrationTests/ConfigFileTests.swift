@@ -1,4 +1,5 @@
 @testable import FanoutCoordinator
+import FanoutCore
 import Foundation
 import Testing
 
@@ -39,6 +40,12 @@ import Testing
         ("destinations:\n  - name: d\n    environment: { 9LIVES: x }\n", "f.yml:3", "'destinations[0].environment' has \"9LIVES\""),
         ("destination:\n  environment: { \"LOG LEVEL\": x }\n", "f.yml:2", "not an environment variable name"),
         ("destination:\n  environment: { \"A=B\": x }\n", "f.yml:2", "not an environment variable name"),
+        ("destinations:\n  - name: d\n    runner: xcodebuild\n    device: { platform: Android, model: x, os: \"1\" }\n",
+         "f.yml:4", "must be one of iOS Simulator"),
+        ("destinations:\n  - name: d\n    runner: xcodebuild\n    device: { model: \"iPhone 16,OS=17\", os: \"18.2\" }\n",
+         "f.yml:4", "without ',' or '='"),
+        ("destinations:\n  - name: d\n    device: { model: iPhone 16, os: \"18.2\" }\n", "f.yml:3", "needs `runner: xcodebuild`"),
+        ("destinations:\n  - name: d\n    runner: xcodebuild\n    device: { os: \"18.2\" }\n", "f.yml:4", "needs `model`"),
     ])
     func errorsNameTheFileLineAndKey(text: String, place: String, message: String) {
         var s = RunSettings()
@@ -50,6 +57,42 @@ import Testing
             #expect(error.description.contains(message), "\(error)")
             #expect(error.exitCode == .usage)
         }
+    }
+}
+
+/// The documented Apple destinations (config/fanout.example.yml, between its apple-destinations markers) mean what
+/// the comments say.
+@Suite struct AppleConfigTests {
+    @Test func theDocumentedAppleDestinationsParse() throws {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("config/fanout.example.yml"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let begin = try #require(lines.firstIndex { $0.contains("apple-destinations-begin") })
+        let end = try #require(lines.firstIndex { $0.contains("apple-destinations-end") })
+        let block = lines[(begin + 1)..<end].map { $0.hasPrefix("# ") ? String($0.dropFirst(2)) : String($0) }
+        var s = RunSettings()
+        try ConfigFile.parse((["destinations:"] + block).joined(separator: "\n"), file: "example", into: &s)
+        #expect(s.destinations.map(\.name) == ["iphone-16", "ipad"])
+        let phone = s.destinations[0]
+        #expect(phone.frameworks == [.xcodebuild] && phone.tags == ["macos"] && phone.minimumTimeout == 300)
+        #expect(phone.bundlePath?.hasSuffix(".xctestrun") == true && phone.testsList == "build/tests.json")
+        #expect(phone.destination.device == Device(platform: "iOS Simulator", model: "iPhone 16", os: "18.2"))
+        let pad = try #require(s.destinations[1].destination.device)
+        #expect(pad.eraseBetweenUnits && pad.model == "iPad Air 11-inch (M3)")
+        #expect(s.destinations[1].destination.deviceClass == "iPad Air 11-inch (M3), iOS Simulator 18.2")
+        #expect(s.destinations[1].destination.environment["DEVELOPER_DIR"]?.hasPrefix("/Applications/Xcode") == true)
+        try s.validate()
+        #expect(s.timeout(forEstimate: 1, on: s.destinations[1]) == 300, "UI tests on a simulator get a higher floor")
+    }
+
+    @Test func anXcodebuildDestinationNeedsAnXCTestRun() {
+        var s = RunSettings()
+        s.destinations = [DestinationSpec(destination: Destination(name: "mac", device: Device(platform: "macOS")),
+                                          frameworks: [.xcodebuild])]
+        #expect(throws: FanoutError.self) { try s.validate() }
+        s.destinations[0].bundlePath = "App.xctestrun"
+        #expect(throws: Never.self) { try s.validate() }
+        s.destinations = [DestinationSpec(destination: Destination(name: "linux"), bundlePath: "App.xctestrun")]
+        #expect(throws: FanoutError.self) { try s.validate() }
     }
 }
 
