@@ -59,6 +59,8 @@ public enum AgentsCheck {
             "echo cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu)",
             "mkdir -p \(ShellQuote.quote(spec.workdir)) && echo disk=$(df -Pk \(ShellQuote.quote(spec.workdir)) | awk 'NR==2 {print $4}')",
             "echo swift=$(\(swift) --version 2>/dev/null | head -1)",
+            // A Mac agent: its Xcode (xcodebuild destinations), shown beside the toolchain.
+            "echo xcode=$(xcodebuild -version 2>/dev/null | head -1)",
         ].joined(separator: "; ")
         let result: SSHCommandResult
         do {
@@ -85,7 +87,8 @@ public enum AgentsCheck {
             }
         }
         var cells = [spec.name, address, "ok (\(formatSeconds(connectTime)))",
-                     toolchain.map(shortVersion) ?? "missing", facts["cpus"] ?? "?",
+                     (toolchain.map(shortVersion) ?? "missing") + (facts["xcode"].map { $0.isEmpty ? "" : ", " + $0 } ?? ""),
+                     facts["cpus"] ?? "?",
                      freeKiB.map { formatBytes($0 * 1024) } ?? "?", String(spec.slots),
                      problems.isEmpty ? "ok" : "UNUSABLE"]
         if latencyRuns > 0 {
