@@ -117,6 +117,13 @@ import Testing
         #expect(!Scheduler.canShareUnit(item("A", "S", 1, destination: "d1"), item("A", "T", 1, destination: "d2")))
     }
 
+    /// xcodebuild's parallel-clone lines name a test `Class.method()`, without its target: same-named classes of two
+    /// targets never share an xcodebuild unit either.
+    @Test func sameNamedClassesOfTwoTargetsNeverShareAnXcodebuildUnit() {
+        #expect(!Scheduler.canShareUnit(item("AppTests", "S", 1, framework: .xcodebuild), item("AppUITests", "S", 1, framework: .xcodebuild)))
+        #expect(Scheduler.canShareUnit(item("AppTests", "S", 1, framework: .xcodebuild), item("AppTests", "T", 1, framework: .xcodebuild)))
+    }
+
     @Test func requeuedWorkIsHandedOutAgainLongestFirst() {
         var s = Scheduler(items: [item("M", "A", 5), item("M", "B", 1)], options: SchedulerOptions(slots: 2, overhead: 0))
         let first = s.next(now: 0)!

@@ -24,6 +24,20 @@ import Testing
         #expect(r.completeSuites == [a.suite, b.suite])
     }
 
+    /// A second end of a test (a result bundle correcting the console) replaces its attempt and keeps its issues,
+    /// but is not reported live a second time.
+    @Test func aSecondEndCorrectsTheAttemptWithoutASecondLiveReport() {
+        var c = UnitCollector(unit: unit, agent: "local")
+        let t = id("A", 0)
+        c.consume(.started(t))
+        #expect(c.consume(.ended(t, .passed, duration: 0.1, reason: nil)) != nil)
+        c.consume(.issue(t, Issue(kind: .assertion, message: "bundle says no", location: SourceLocation(file: "F.swift", line: 3))))
+        #expect(c.consume(.ended(t, .failed, duration: 0.2, reason: nil)) == nil, "reported live once")
+        let r = c.finish(.exited(65), diagnostics: "")
+        #expect(r.attempts[t]?.outcome == .failed && r.attempts[t]?.duration == 0.2)
+        #expect(r.attempts[t]?.issues.map(\.message) == ["bundle says no"])
+    }
+
     @Test func crashMarksTheRunningTestAndRequeuesTheRestOfTheClassAndUnit() {
         var c = UnitCollector(unit: unit, agent: "local")
         c.consume(.started(id("A", 0)))

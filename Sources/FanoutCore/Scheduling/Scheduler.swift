@@ -304,11 +304,12 @@ public struct Scheduler: Sendable {
     }
 
     /// Same framework and destination; never an exclusive item with another; never two parts of one class; never two XCTest classes of the same name from
-    /// different modules (Linux console lines carry no module name, so their results could not be told apart).
+    /// different modules (Linux console lines carry no module name, nor do xcodebuild's parallel-clone lines, so
+    /// their results could not be told apart).
     public static func canShareUnit(_ a: WorkItem, _ b: WorkItem) -> Bool {
         guard a.framework == b.framework, a.destination == b.destination, a.suite != b.suite,
               !a.exclusive, !b.exclusive else { return false }
-        if a.framework == .xctest, a.suite.name == b.suite.name { return false }
+        if a.framework != .swiftTesting, a.suite.name == b.suite.name { return false }
         return true
     }
 
