@@ -7,9 +7,11 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Fanout",
-    // Built and tested on Linux (Debian 12, Swift 6.x), where CI runs. The macOS floor is what the APIs used need
-    // (Regex, Duration, Swift Testing); macOS itself is not tested yet (issue 14 brings Apple platforms).
-    platforms: [.macOS(.v13)],
+    // Built and tested on Linux (Debian 12, Swift 6.x), where CI runs. The macOS floor is what the APIs used need:
+    // Synchronization's Mutex and Atomic are macOS 15 and later (Regex, Duration and Swift Testing need less). The
+    // coordinator is written to build on macOS too (docs/macos.md), but no Mac has built or run it yet: that page
+    // says what is unverified.
+    platforms: [.macOS(.v15)],
     products: [
         // The one product users install. The benchmarks (fanout-bench) are an executable target of this package
         // only: `swift build --product fanout-bench` builds them here, and no package that depends on Fanout sees them.
@@ -27,7 +29,10 @@ let package = Package(
             "FanoutCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
         .target(name: "FanoutReports", dependencies: ["FanoutCore"], swiftSettings: strict),
-        .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+        // libssh2 from the system (pkg-config finds it): apt on Debian/Ubuntu, Homebrew on macOS. Only libssh2 is
+        // linked; OpenSSL is reached through it (see fanout_crypto_init_without_atexit in shim.h).
+        .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2",
+                       providers: [.apt(["libssh2-1-dev"]), .brew(["libssh2"])]),
         .target(name: "FanoutSSH", dependencies: ["CLibSSH2"], swiftSettings: strict),
         .target(name: "FanoutAgents", dependencies: [
             "FanoutCore", "FanoutSSH",

@@ -125,9 +125,11 @@ extension Transport {
 
 /// `Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz × 8` from the output of `HardwareClass.probe`.
 public enum HardwareClass {
-    /// A POSIX shell line that prints the CPU model and the number of CPUs (Linux and macOS).
-    public static let probe = "(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- || sysctl -n machdep.cpu.brand_string 2>/dev/null); "
-        + "(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu)"
+    /// A POSIX shell line that prints the CPU model and the number of CPUs (Linux and macOS). The fallback sits
+    /// before the pipe: a pipeline's status is its last command's, so `grep … | cut … || sysctl …` never reached
+    /// sysctl on macOS, where /proc/cpuinfo does not exist. (`cut` passes sysctl's line, which has no colon, whole.)
+    public static let probe = "(grep -m1 'model name' /proc/cpuinfo 2>/dev/null || sysctl -n machdep.cpu.brand_string "
+        + "2>/dev/null) | cut -d: -f2-; (getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu)"
 
     public static func parse(_ output: String) -> String? {
         let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

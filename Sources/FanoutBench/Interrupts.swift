@@ -3,6 +3,8 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// What the benchmark must stop if it is interrupted: the process groups it started and the fleets it brought up.

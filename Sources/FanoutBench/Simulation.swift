@@ -2,6 +2,8 @@ import FanoutCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The real `Scheduler` driven on a virtual clock over a huge simulated fleet: lognormal estimates, actual durations
@@ -176,7 +178,13 @@ struct Simulation {
         let lb = max(longest, Self.capacityBound(work: totalActual, slotEnds: cutoffs))
 
         var usage = rusage()
+        #if canImport(Glibc)
         getrusage(RUSAGE_SELF.rawValue, &usage)
+        let peakRSSBytes = Double(usage.ru_maxrss) * 1024 // kilobytes on Linux
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        let peakRSSBytes = Double(usage.ru_maxrss) // bytes on Darwin
+        #endif
         return SimulationResult(
             classes: classes, agents: agents, slotsPerAgent: slotsPerAgent, noise: noise, failFraction: failFraction,
             seed: seed, overhead: overhead,
@@ -192,7 +200,7 @@ struct Simulation {
             requeuedItems: requeuedItems, itemsCompleted: completions.filter { $0 >= 1 }.count,
             itemsCompletedTwice: completions.filter { $0 > 1 }.count,
             itemsMissing: completions.filter { $0 == 0 }.count,
-            peakRSSMiB: Double(usage.ru_maxrss) / 1024)
+            peakRSSMiB: peakRSSBytes / (1024 * 1024))
     }
 
     /// The smallest T with Σ min(T, end of slot) ≥ work: no schedule finishes the work before T.

@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// An exclusive `flock` on a folder, held while a history file in it is opened, created, migrated or moved aside.

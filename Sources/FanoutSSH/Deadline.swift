@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Monotonic time in nanoseconds: deadlines and timings must not jump with the wall clock (NTP, suspend).

@@ -1,6 +1,8 @@
 import CLibSSH2
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// One known_hosts file, checked through libssh2's knownhost API (OpenSSH format, hashed `|1|` entries,

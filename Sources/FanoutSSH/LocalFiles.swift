@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Small blocking file helpers for the I/O thread (known_hosts, key files). Errors are `strerror` texts.
@@ -20,7 +22,7 @@ enum LocalFiles {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while out.count < limit {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if n > 0 {
                 out.append(contentsOf: chunk[0..<n])
             } else if n == 0 {
@@ -44,7 +46,7 @@ enum LocalFiles {
         let bytes = Array((prefix + line + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
             if n > 0 {
                 offset += n
             } else if n < 0 && errno == EINTR {

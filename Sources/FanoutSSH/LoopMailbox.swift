@@ -1,8 +1,5 @@
 import CLibSSH2
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What other threads ask of a connection's I/O thread. Only Sendable values: the thread owns everything else.
 enum LoopRequest: Sendable {
@@ -46,8 +43,8 @@ enum SFTPReply: Sendable {
     case attributes(SSHFileAttributes?)
 }
 
-/// The thread-safe side of one connection: a request queue, an eventfd that wakes the I/O thread's poll(), and the
-/// connection's liveness. The eventfd is written only under the lock and only while the mailbox is open, so it is
+/// The thread-safe side of one connection: a request queue, a wake-up signal for the I/O thread's poll(), and the
+/// connection's liveness. The signal is raised only under the lock and only while the mailbox is open, so it is
 /// never written after the I/O thread closed it.
 final class LoopMailbox: Sendable {
     private struct State {
@@ -61,11 +58,7 @@ final class LoopMailbox: Sendable {
     private let state = Mutex(State())
     private let alive = Atomic<Bool>(false)
     private let ids = Atomic<UInt64>(0)
-    let wakeFD: Int32
-
-    init() {
-        wakeFD = fanout_eventfd()
-    }
+    let wakeUp = WakeUpSignal()
 
     var isAlive: Bool { alive.load(ordering: .acquiring) }
 
@@ -104,27 +97,25 @@ final class LoopMailbox: Sendable {
         }
     }
 
-    /// Called once by the I/O thread when it ends: refuses further requests, closes the eventfd and returns the
+    /// Called once by the I/O thread when it ends: refuses further requests, closes the wake-up signal and returns the
     /// requests still queued.
     func shutDown(reason: SSHError) -> [LoopRequest] {
         setAlive(false)
         return state.withLock { state in
             state.open = false
             state.endError = reason
-            if wakeFD >= 0 { close(wakeFD) }
+            wakeUp.close()
             defer { state.requests.removeAll() }
             return state.requests
         }
     }
 
-    /// Empties the eventfd counter (I/O thread only).
+    /// Consumes pending wake-ups (I/O thread only).
     func drainWake() {
-        var value: UInt64 = 0
-        _ = read(wakeFD, &value, 8)
+        wakeUp.drain()
     }
 
     private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        wakeUp.signal()
     }
 }

@@ -1,6 +1,8 @@
 import CLibSSH2
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// One SFTP request. libssh2 keeps per-SFTP-session state for open/mkdir/rename/..., so `SFTPSubsystem` runs

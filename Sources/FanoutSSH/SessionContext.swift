@@ -1,6 +1,8 @@
 import CLibSSH2
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// What the parts of one connection share: the libssh2 session and its socket, and the few session-wide rules the

@@ -25,8 +25,10 @@ struct SessionHandshake {
         guard ensureLibSSH2Initialized() else {
             throw .libssh2(endpoint, operation: "libssh2_init", code: -1, message: "libssh2 could not be initialised")
         }
-        guard mailbox.wakeFD >= 0 else {
-            throw .libssh2(endpoint, operation: "eventfd", code: errno, message: LocalFiles.errorText(errno))
+        guard mailbox.wakeUp.isOpen else {
+            let code = mailbox.wakeUp.openError
+            throw .libssh2(endpoint, operation: "wake-up signal (eventfd or pipe)", code: code,
+                           message: LocalFiles.errorText(code))
         }
         let start = monotonicNanos()
         let fd = try TCPConnector.connect(endpoint: endpoint, timeout: options.connectTimeout,

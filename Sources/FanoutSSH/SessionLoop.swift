@@ -2,12 +2,14 @@ import CLibSSH2
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The owner of one libssh2 session: a dedicated thread that sets the connection up (`SessionHandshake`) and then
-/// runs a poll() loop over the non-blocking session and the mailbox's eventfd, stepping the exec channels, the SFTP
-/// subsystem and the internal channel. Every libssh2 call for this session happens on this thread (libssh2 sessions
-/// are not thread-safe), and no blocking call ever runs on Swift's cooperative pool. Results leave through
+/// runs a poll() loop over the non-blocking session and the mailbox's wake-up signal, stepping the exec channels, the
+/// SFTP subsystem and the internal channel. Every libssh2 call for this session happens on this thread (libssh2
+/// sessions are not thread-safe), and no blocking call ever runs on Swift's cooperative pool. Results leave through
 /// continuations and AsyncStream continuations (both Sendable).
 final class SessionLoop {
     private let context: SessionContext
@@ -85,7 +87,7 @@ final class SessionLoop {
         nextKeepalive = Deadline(after: 0)
         var fds = [
             pollfd(fd: context.fd, events: 0, revents: 0),
-            pollfd(fd: mailbox.wakeFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: mailbox.wakeUp.pollFD, events: Int16(POLLIN), revents: 0),
         ]
         while true {
             for request in mailbox.takeAll() { accept(request) }

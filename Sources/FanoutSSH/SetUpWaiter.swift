@@ -1,6 +1,8 @@
 import CLibSSH2
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Drives non-blocking libssh2 calls in blocking style during set-up (handshake, authentication, the first channel),
@@ -33,7 +35,7 @@ struct SetUpWaiter {
         }
     }
 
-    /// Also wakes on the mailbox's eventfd, so that cancelling the connecting task is noticed within the wait.
+    /// Also wakes on the mailbox's wake-up signal, so that cancelling the connecting task is noticed within the wait.
     private func waitForSocket(_ phase: String) throws(SSHError) {
         if mailbox.connectCancelled { throw .cancelled }
         context.io?.flush()
@@ -44,7 +46,7 @@ struct SetUpWaiter {
         let wantsWrite = context.io?.hasPendingOutput == true
         var fds = [
             pollfd(fd: context.fd, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
-            pollfd(fd: mailbox.wakeFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: mailbox.wakeUp.pollFD, events: Int16(POLLIN), revents: 0),
         ]
         _ = poll(&fds, 2, deadline.pollMilliseconds(now: now, atMost: 1000))
         if fds[1].revents != 0 { mailbox.drainWake() }

@@ -1,6 +1,8 @@
 import CLibSSH2
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// libssh2_init exactly once per process (it is not thread-safe); Swift runs global initialisers once, under a lock.
@@ -24,7 +26,8 @@ func ensureLibSSH2Initialized() -> Bool { libssh2InitResult == 0 }
 /// (3) TCP_QUICKACK after every read. sshd leaves Nagle on for non-interactive sessions; right after
 /// authentication it sends small packets we do not answer (hostkeys-00@openssh.com), so the reply to our first
 /// channel open waited for our delayed ACK: +40 ms on the first channel of every connection (the "first exec is
-/// slower" effect). Measured on loopback: first channel 45 ms → 2 ms.
+/// slower" effect). Measured on loopback: first channel 45 ms → 2 ms. (Linux only: Darwin has no per-socket
+/// switch for delayed ACKs, so there the first channel may still pay that delay.)
 ///
 /// Confined to the connection's I/O thread: libssh2 calls the callbacks only from calls made on that thread.
 final class SocketIO {
@@ -120,7 +123,7 @@ final class SocketIO {
     private func sendNow(_ base: UnsafeRawPointer, _ count: Int, flags: Int32) -> Int? {
         var offset = 0
         while offset < count {
-            let n = Glibc.send(fd, base + offset, count - offset, flags | Int32(MSG_NOSIGNAL))
+            let n = fanout_send(fd, base + offset, count - offset, flags)
             if n > 0 {
                 offset += n
                 bytesSent &+= UInt64(n)
@@ -180,8 +183,10 @@ private func plainRecv(_ socket: Int32, _ buffer: UnsafeMutableRawPointer?, _ le
 }
 
 private func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer?, _ length: Int, _ flags: Int32) -> Int {
+    // libssh2 opened this socket, so nobody set SO_NOSIGPIPE on it (needed on Darwin; a no-op on Linux).
+    _ = fanout_forbid_sigpipe(socket)
     while true {
-        let n = Glibc.send(socket, buffer, length, flags | Int32(MSG_NOSIGNAL))
+        let n = fanout_send(socket, buffer, length, flags)
         if n >= 0 { return n }
         if errno != EINTR { return -Int(errno) }
     }

@@ -1,10 +1,12 @@
 import CLibSSH2
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Non-blocking TCP connect with a deadline (on the connection's I/O thread), then TCP_NODELAY and
-/// TCP_USER_TIMEOUT. Tries every address the name resolves to.
+/// TCP_USER_TIMEOUT (Darwin: TCP_RXT_CONNDROPTIME). Tries every address the name resolves to.
 enum TCPConnector {
     static func connect(
         endpoint: SSHEndpoint, timeout: Double, userTimeout: Double, cancelled: () -> Bool
@@ -14,7 +16,7 @@ enum TCPConnector {
         }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = FANOUT_SOCK_STREAM
         hints.ai_protocol = Int32(IPPROTO_TCP)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(endpoint.host, String(endpoint.port), &hints, &list)
@@ -28,14 +30,12 @@ enum TCPConnector {
         var node: UnsafeMutablePointer<addrinfo>? = list
         while let info = node {
             node = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family,
-                            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
-                            0)
+            let fd = fanout_tcp_socket(info.pointee.ai_family)
             guard fd >= 0 else {
                 lastError = LocalFiles.errorText(errno)
                 continue
             }
-            var result = Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
+            var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
             var err: Int32 = result == 0 ? 0 : errno
             if result != 0 && err == EINPROGRESS {
                 err = waitConnected(fd, deadline: deadline, cancelled: cancelled)

@@ -323,4 +323,133 @@ import Testing
             #expect(ended.stdout == (command.environment.isEmpty ? "" : "v w") + "|arg=1", "\(line)")
         }
     }
+
+    // MARK: - A macOS agent's userland, emulated here
+
+    /// Where `macLike` logs each BSD spelling it served, so a test can tell the fallbacks really ran.
+    var bsdLog: String { root + "/bsd.log" }
+
+    /// `script` as a macOS agent would run it: no `timeout` and no `sha256sum` on PATH (a folder of links to
+    /// everything else in /usr/bin), BSD `stat` (no `-c`; `-f '%u %p'` prints the mode in octal with the file type
+    /// bits, `-f %m` the mtime), BSD `mv` (no `-T`). Shell functions stand in for the BSD tools.
+    func macLike(_ script: String) throws -> String {
+        let bin = root + "/mac-bin"
+        if !FileManager.default.fileExists(atPath: bin) {
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            for name in try FileManager.default.contentsOfDirectory(atPath: "/usr/bin")
+            where name != "timeout" && name != "sha256sum" {
+                try FileManager.default.createSymbolicLink(atPath: bin + "/" + name, withDestinationPath: "/usr/bin/" + name)
+            }
+        }
+        let log = ShellQuote.quote(bsdLog)
+        return """
+            PATH=\(ShellQuote.quote(bin)); export PATH
+            stat() {
+              case $1 in
+                -c) echo "stat: illegal option -- c" >&2; return 1 ;;
+                -f) echo "stat -f $2" >> \(log)
+                    case $2 in
+                      '%u %p') command stat -c '%u %f' "$3" | { read -r u h && printf '%s %o\\n' "$u" "0x$h"; } ;;
+                      %m) command stat -c %Y "$3" ;;
+                      *) return 1 ;;
+                    esac ;;
+                *) command stat "$@" ;;
+              esac
+            }
+            mv() { if [ "$1" = -T ]; then echo "mv: illegal option -- T" >&2; return 64; fi; command mv "$@"; }
+            perl() { echo perl >> \(log); command perl "$@"; }
+            shasum() { echo "shasum $*" >> \(log); command shasum "$@"; }
+
+            """ + script
+    }
+
+    func bsdToolsUsed() -> String { (try? String(contentsOfFile: bsdLog, encoding: .utf8)) ?? "" }
+
+    @Test func onAMacAgentTheTrustChecksReadBSDStat() async throws {
+        let (e0, _, err0) = await sh(try macLike(layout.prepareRun))
+        #expect(e0 == .exited(0), "a private workdir passes: \(err0)")
+        #expect(bsdToolsUsed().contains("stat -f %u %p"), "the BSD stat was the one asked: \(bsdToolsUsed())")
+
+        _ = await sh("chmod 0777 \(ShellQuote.quote(layout.workdir))")
+        let (e1, _, err1) = await sh(try macLike(layout.prepareRun))
+        #expect(e1 == .exited(RemoteLayout.untrustedStatus))
+        #expect(err1.contains(layout.workdir) && err1.contains("writable by group or others (mode 777)"), "\(err1)")
+
+        _ = await sh("chmod 0700 \(ShellQuote.quote(layout.workdir)) && chown \(Self.otherUID) \(ShellQuote.quote(layout.bundles))")
+        let (e2, _, err2) = await sh(try macLike(layout.trustedCache))
+        #expect(e2 == .exited(RemoteLayout.untrustedStatus) && err2.contains("belongs to uid \(Self.otherUID)"), "\(err2)")
+
+        // The sticky bit sits beside the file type bits in BSD stat's %p: it must still be seen.
+        _ = await sh("chown \(getuid()) \(ShellQuote.quote(layout.bundles)) && chmod 0777 \(ShellQuote.quote(root))")
+        let (e3, _, err3) = await sh(try macLike(layout.prepareRun))
+        #expect(e3 == .exited(RemoteLayout.untrustedStatus) && err3.contains("not sticky"), "\(err3)")
+        _ = await sh("chmod 1777 \(ShellQuote.quote(root))")
+        let (e4, _, err4) = await sh(try macLike(layout.prepareRun))
+        #expect(e4 == .exited(0), "a sticky parent, like /tmp, is fine: \(err4)")
+    }
+
+    @Test func onAMacAgentBundlesInstallWithShasumAndPerlsRenameAndAreEvicted() async throws {
+        _ = await sh(try macLike(layout.prepareRun))
+        let (tar, sha) = try await makeArchive(["Tests.xctest": "binary", "data.txt": "x"])
+        let (e, _, err) = await sh(try macLike(layout.install(sha: sha, archive: tar)))
+        #expect(e == .exited(0), "\(err)")
+        #expect(try installedFiles(sha) == [".complete", "Tests.xctest", "data.txt"])
+        let (_, ready, readyErr) = await sh(try macLike(layout.bundleReady(sha)))
+        #expect(ready == "yes\n", "\(readyErr)")
+        #expect(bsdToolsUsed().contains("shasum -a 256") && bsdToolsUsed().contains("perl"), "\(bsdToolsUsed())")
+
+        // A leftover without .complete is renamed aside and replaced; a tampered upload is refused.
+        let (tar2, sha2) = try await makeArchive(["f": "other"])
+        try FileManager.default.createDirectory(atPath: layout.bundle(sha2) + "/junk", withIntermediateDirectories: true)
+        let (e2, _, err2) = await sh(try macLike(layout.install(sha: sha2, archive: tar2)))
+        #expect(e2 == .exited(0), "\(err2)")
+        #expect(try installedFiles(sha2) == [".complete", "f"])
+        let (tar3, sha3) = try await makeArchive(["f": "third"])
+        try "tampered".write(toFile: tar3, atomically: true, encoding: .utf8)
+        let (e3, _, err3) = await sh(try macLike(layout.install(sha: sha3, archive: tar3)))
+        #expect(e3 == .exited(65) && err3.contains("checksum mismatch"), "\(err3)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: layout.incoming)
+        #expect(leftovers.isEmpty, "nothing half-finished stays in .incoming: \(leftovers)")
+
+        // This run marked the bundle used (bundleReady): make it look long finished, so the bundle may go.
+        _ = await sh("touch -d '2020-01-01' \(ShellQuote.quote(layout.bundle(sha) + "/.complete")) "
+            + "\(ShellQuote.quote(layout.usesMarker(sha))) \(ShellQuote.quote(layout.pids))")
+        _ = await sh(try macLike(layout.evict(keep: 1, current: sha2)))
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: layout.bundles).filter { !$0.hasPrefix(".") })
+        #expect(left == [sha2])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.incoming).isEmpty)
+    }
+
+    @Test func onAMacAgentWithoutTimeoutAWatcherEnforcesTheLimitAndKeepsExitStatusesAndSignals() async throws {
+        _ = await sh(layout.prepareRun)
+        let (noTimeout, _, _) = await sh(try macLike("command -v timeout"))
+        #expect(noTimeout != .exited(0), "the emulated agent has no timeout command")
+
+        let clock = ContinuousClock()
+        let hang = layout.unitCommand(Command(executable: "/bin/sleep", arguments: ["300"]), unit: 1,
+                                      workingDirectory: layout.runDir, limit: 1)
+        let started = clock.now
+        let ended = try await runAsSessionLeader(try macLike(hang))
+        #expect(ended.signaled && ended.status == SIGKILL, "\(ended)")
+        #expect(clock.now - started < .seconds(5), "killed about a second after its limit")
+
+        // A test that ends by itself: its status comes through at once (the watcher holds no output open), and the
+        // watcher leaves with it (the unit's process group empties).
+        let failing = layout.unitCommand(Command(executable: "/bin/sh", arguments: ["-c", "echo out; exit 3"]), unit: 2,
+                                         workingDirectory: layout.runDir, limit: 60)
+        let failStart = clock.now
+        let failed = try await runAsSessionLeader(try macLike(failing))
+        #expect(!failed.signaled && failed.status == 3 && failed.stdout == "out\n", "\(failed)")
+        #expect(clock.now - failStart < .seconds(5))
+        let group = pid_t(try String(contentsOfFile: layout.pidFile(2), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let deadline = clock.now + .seconds(5)
+        while kill(-group, 0) == 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(group > 0 && kill(-group, 0) != 0, "the watcher exited once the test was gone")
+
+        let crashing = layout.unitCommand(Command(executable: "/bin/sh", arguments: ["-c", "kill -ILL $$"]), unit: 3,
+                                          workingDirectory: layout.runDir, limit: 60)
+        let crashed = try await runAsSessionLeader(try macLike(crashing))
+        #expect(crashed.signaled && crashed.status == SIGILL, "\(crashed)")
+    }
 }

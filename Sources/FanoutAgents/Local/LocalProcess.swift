@@ -13,16 +13,71 @@ private let liveGroups = Mutex<Set<pid_t>>([])
 /// Held from creating a unit's pipes until its child is spawned (see `LocalProcess.start`).
 private let spawnLock = Mutex<Void>(())
 
+// glibc declares posix_spawn_file_actions_t and posix_spawnattr_t as structs; Darwin as opaque pointers that
+// posix_spawn_*_init allocates (so a variable of them starts out nil).
+#if canImport(Darwin)
+private typealias SpawnFileActions = posix_spawn_file_actions_t?
+private typealias SpawnAttributes = posix_spawnattr_t?
+private func newSpawnFileActions() -> SpawnFileActions { nil }
+private func newSpawnAttributes() -> SpawnAttributes { nil }
+#else
+private typealias SpawnFileActions = posix_spawn_file_actions_t
+private typealias SpawnAttributes = posix_spawnattr_t
+private func newSpawnFileActions() -> SpawnFileActions { posix_spawn_file_actions_t() }
+private func newSpawnAttributes() -> SpawnAttributes { posix_spawnattr_t() }
+#endif
+
+#if canImport(Glibc)
 /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not export.
+/// (Darwin closes what is not inherited with the POSIX_SPAWN_CLOEXEC_DEFAULT flag instead: `closeOtherDescriptors`.)
 private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 private let addCloseFrom: AddCloseFrom? = {
-    #if os(Linux)
     guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
     return unsafeBitCast(symbol, to: AddCloseFrom.self)
-    #else
-    return nil
-    #endif
 }()
+#endif
+
+/// Makes the child start with only descriptors 0, 1 and 2 (those the file actions set up): whatever else this
+/// process has open (sockets, databases, other units' pipes) stays here. Returns the spawn flags to add.
+/// `fallback`: descriptors to close when the platform cannot close everything (glibc before 2.34).
+private func closeOtherDescriptors(_ actions: inout SpawnFileActions, fallback: [Int32]) -> Int32 {
+    #if canImport(Darwin)
+    // Darwin's closefrom for posix_spawn: every descriptor the file actions did not set up is closed in the child.
+    return Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
+    #else
+    if let closeFrom = addCloseFrom {
+        _ = closeFrom(&actions, 3)
+    } else {
+        for fd in fallback { posix_spawn_file_actions_addclose(&actions, fd) }
+    }
+    return 0
+    #endif
+}
+
+/// A close-on-exec stream socket pair (glibc sets the flag atomically; Darwin has no SOCK_CLOEXEC, and its spawns
+/// use POSIX_SPAWN_CLOEXEC_DEFAULT anyway). Writes to fds[0] never raise SIGPIPE (see `sendWithoutSIGPIPE`).
+private func closeOnExecSocketPair(_ fds: inout [Int32]) -> Bool {
+    #if canImport(Glibc)
+    return socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0
+    #else
+    guard socketpair(AF_UNIX, SOCK_STREAM, 0, &fds) == 0 else { return false }
+    var one: Int32 = 1
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    _ = setsockopt(fds[0], SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+    return true
+    #endif
+}
+
+/// send() that returns EPIPE instead of raising SIGPIPE: MSG_NOSIGNAL on Linux, SO_NOSIGPIPE (set on the socket by
+/// `closeOnExecSocketPair`) on Darwin.
+private func sendWithoutSIGPIPE(_ fd: Int32, _ text: String) {
+    #if canImport(Glibc)
+    let flags = Int32(MSG_NOSIGNAL)
+    #else
+    let flags: Int32 = 0
+    #endif
+    _ = text.withCString { send(fd, $0, strlen($0), flags) }
+}
 
 /// Kills this process's test process groups when it dies without doing so itself (SIGKILL, the OOM killer, a
 /// crash): a child `/bin/sh`, in a process group of its own, reads `+ group` / `- group` lines from a socket this
@@ -49,14 +104,14 @@ private enum Guardian {
         guard !started else { return }
         started = true
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { return }
-        var actions = posix_spawn_file_actions_t()
+        guard closeOnExecSocketPair(&fds) else { return }
+        var actions = newSpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attr = posix_spawnattr_t()
+        var attr = newSpawnAttributes()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         // Its own group: a Ctrl-C at the terminal reaches the coordinator, never the guardian.
@@ -64,9 +119,11 @@ private enum Guardian {
         posix_spawnattr_setpgroup(&attr, 0)
         let args: [String] = ["/bin/sh", "-c", script]
         let argv = args.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        // The script uses shell builtins only: a fixed environment (Darwin does not export `environ` to Swift).
+        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin"), nil]
+        defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, environ)
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, envp)
         close(fds[1])
         guard rc == 0 else { close(fds[0]); return }
         socket = fds[0]
@@ -74,8 +131,8 @@ private enum Guardian {
 
     static func tell(_ line: String) {
         guard let fd = spawnLock.withLock({ _ in socket }) else { return }
-        // MSG_NOSIGNAL: a guardian that was killed must not take this process down with SIGPIPE.
-        _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        // A guardian that was killed must not take this process down with SIGPIPE.
+        sendWithoutSIGPIPE(fd, line)
     }
 }
 
@@ -121,23 +178,20 @@ public final class LocalProcess: Sendable {
         }
         for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
-        var actions = posix_spawn_file_actions_t()
+        var actions = newSpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        if let closeFrom = addCloseFrom {
-            _ = closeFrom(&actions, 3) // whatever else this process has open (sockets, databases) stays here too
-        } else {
-            for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
+        let closeFlags = closeOtherDescriptors(&actions, fallback: outPipe + errPipe)
 
-        var attr = posix_spawnattr_t()
+        var attr = newSpawnAttributes()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         // Own process group (so we can kill the whole tree), default signal handling, nothing blocked.
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let flags = Int32(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK) | closeFlags
+        posix_spawnattr_setflags(&attr, Int16(flags))
         posix_spawnattr_setpgroup(&attr, 0)
         var noSignals = sigset_t()
         sigemptyset(&noSignals)

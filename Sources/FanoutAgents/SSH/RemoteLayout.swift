@@ -69,10 +69,13 @@ public struct RemoteLayout: Sendable, Hashable {
     }
 
     /// Shell functions of the checks. `fanout_refuse` ends the script with status 77 and a message saying what to fix.
+    /// `fanout_stat` sets `u` (owner uid) and `m` (permission bits, octal with a leading 0) with GNU stat (Linux) or
+    /// BSD stat (macOS), whose `%p` is the whole mode in octal, file type included: masked off with 07777.
     static let shellHelpers = #"""
         me=$(id -u)
         fanout_refuse() { echo "fanout: $*" >&2; exit 77; }
-        fanout_stat() { s=$(stat -c '%u %a' "$1") || fanout_refuse "cannot inspect $1"; u=${s% *}; m=0${s#* }; }
+        if stat -c %u / >/dev/null 2>&1; then fanout_mode() { stat -c '%u %a' "$1"; }; else fanout_mode() { stat -f '%u %p' "$1"; }; fi
+        fanout_stat() { s=$(fanout_mode "$1") || fanout_refuse "cannot inspect $1"; u=${s% *}; m=0$(printf %o $((0${s#* } & 07777))); }
         fanout_above() {
           fanout_stat "$1"
           [ "$u" = 0 ] || [ "$u" = "$me" ] || fanout_refuse "$1 (above the work directory) belongs to uid $u, not to root or the agent user (uid $me): another user could replace what Fanout runs. Choose a work directory whose parents belong to root or to the agent user"
@@ -92,17 +95,29 @@ public struct RemoteLayout: Sendable, Hashable {
     /// The environment is set by the shell (`NAME=value exec …`), not by `env`, which would take an executable whose
     /// path contains `=` for one more assignment.
     ///
-    /// With a `limit`, the agent enforces it too: GNU `timeout -s KILL` runs the test (and is transparent to its exit
-    /// status and signal), so a unit whose coordinator can no longer reach it still ends. The coordinator's own
-    /// timer should fire first; this is the backstop.
+    /// With a `limit`, the agent enforces it too, so a unit whose coordinator can no longer reach it still ends (the
+    /// coordinator's own timer should fire first; this is the backstop): `timeout -s KILL` runs the test where there
+    /// is one (GNU coreutils; transparent to the test's exit status and signal), else (macOS has no `timeout`) a
+    /// detached watcher (``killGroup(after:)``) SIGKILLs the group at the limit while the test is `exec`ed as before.
     public func unitCommand(_ command: Command, unit: Int, workingDirectory: String, limit: Double? = nil) -> String {
-        var program = command
-        if let limit {
-            program = Command(executable: "timeout",
-                              arguments: ["-s", "KILL", String(Int(max(1, limit).rounded(.up))), command.executable] + command.arguments,
+        let start = "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit)))"
+        guard let limit else { return start + " && " + command.shellLine(exec: true) }
+        let seconds = Int(max(1, limit).rounded(.up))
+        let timeout = Command(executable: "timeout",
+                              arguments: ["-s", "KILL", String(seconds), command.executable] + command.arguments,
                               environment: command.environment)
-        }
-        return "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit))) && \(program.shellLine(exec: true))"
+        return start + " && if command -v timeout >/dev/null 2>&1; then \(timeout.shellLine(exec: true)); "
+            + "else \(Self.killGroup(after: seconds)); \(command.shellLine(exec: true)); fi"
+    }
+
+    /// The portable time-limit backstop: a watcher that SIGKILLs the shell's process group (`$$`, the unit's group;
+    /// the test is `exec`ed as `$$`) once `seconds` passed by the agent's clock, and exits as soon as `$$` is gone.
+    /// Started in a subshell that exits at once, so the watcher is not the test's child (a test reaping its children
+    /// never sees it); its standard streams are /dev/null and sshd hands a session no other descriptors, so it never
+    /// holds the channel's output open (which would delay the unit's end of output, and with it its exit, to the limit).
+    static func killGroup(after seconds: Int) -> String {
+        "( ( e=$(( $(date +%s) + \(seconds) )); while [ \"$(date +%s)\" -lt \"$e\" ]; do sleep 1; "
+            + "kill -0 $$ 2>/dev/null || exit 0; done; kill -KILL -$$ ) </dev/null >/dev/null 2>&1 & )"
     }
 
     public func pidFile(_ unit: Int) -> String { pids + "/" + String(unit) }
@@ -204,8 +219,17 @@ public struct RemoteLayout: Sendable, Hashable {
         ].joined(separator: "\n")
     }
 
+    /// Shell functions for what GNU and BSD userlands (Linux, macOS agents) spell differently:
+    /// `fanout_rename FROM TO` is rename(2), which never moves a folder into an existing one: GNU `mv -T`, else (BSD
+    /// mv has no -T) perl's rename, the same system call (perl ships with macOS). `fanout_sha256 FILE` prints the
+    /// file's SHA-256 in hex: `sha256sum` (coreutils), else `shasum -a 256` (macOS).
+    static let portableHelpers = #"""
+        case $(LC_ALL=C mv -T 2>&1) in *option*) fanout_rename() { perl -e 'rename($ARGV[0], $ARGV[1]) or exit 1' -- "$1" "$2"; } ;; *) fanout_rename() { mv -T -- "$1" "$2"; } ;; esac
+        fanout_sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1; }
+        """#
+
     /// Verifies an uploaded archive, unpacks it into a folder of its own and renames that into place in one step
-    /// (`mv -T`: rename(2), which never moves into an existing folder), so a half-finished upload is never used and two
+    /// (`fanout_rename`: rename(2), which never moves into an existing folder), so a half-finished upload is never used and two
     /// runs installing the same bundle at once never delete or nest each other's copy: the second rename fails, and
     /// the loser keeps the winner's identical bundle. A leftover without `.complete` (damaged by hand, or a pre-1.0
     /// eviction cut short) is renamed aside first; if what was renamed turns out complete (a racer's fresh install),
@@ -215,19 +239,20 @@ public struct RemoteLayout: Sendable, Hashable {
         let staging = q(incoming + "/" + sha + "." + runID) + ".$$"
         let aside = q(incoming + "/stale-" + sha + "." + runID) + ".$$"
         return [
+            Self.portableHelpers,
             "set -e",
             "umask 077",
             "s=\(staging) f=\(q(bundle(sha))) a=\(aside)",
-            "actual=$(sha256sum \(q(archive)) | cut -d' ' -f1)",
+            "actual=$(fanout_sha256 \(q(archive)))",
             "if [ \"$actual\" != \(q(sha)) ]; then echo \"checksum mismatch: got $actual\" >&2; rm -f \(q(archive)); exit 65; fi",
             #"rm -rf "$s" && mkdir -p "$s""#,
             #"tar -xf \#(q(archive)) -C "$s" --no-same-owner --no-same-permissions"#,
             #"touch "$s/.complete""#,
             "rm -f \(q(archive))",
-            #"if [ -e "$f" ] && [ ! -f "$f/.complete" ] && mv -T "$f" "$a" 2>/dev/null; then"#,
-            #"  if [ -f "$a/.complete" ]; then mv -T "$a" "$f" 2>/dev/null || rm -rf "$a"; else rm -rf "$a"; fi"#,
+            #"if [ -e "$f" ] && [ ! -f "$f/.complete" ] && fanout_rename "$f" "$a" 2>/dev/null; then"#,
+            #"  if [ -f "$a/.complete" ]; then fanout_rename "$a" "$f" 2>/dev/null || rm -rf "$a"; else rm -rf "$a"; fi"#,
             "fi",
-            #"if ! mv -T "$s" "$f" 2>/dev/null; then"#,
+            #"if ! fanout_rename "$s" "$f" 2>/dev/null; then"#,
             #"  rm -rf "$s""#,
             #"  [ -f "$f/.complete" ] || { echo "cannot install $f: it exists and is incomplete; remove it (rm -rf '$f')" >&2; exit 73; }"#,
             "fi",
@@ -244,6 +269,7 @@ public struct RemoteLayout: Sendable, Hashable {
     public func evict(keep: Int, current: String, leaseSeconds: Int = 30, liveMinutes: Int = 30) -> String {
         let runs = workdir + "/runs"
         return [
+            Self.portableHelpers,
             "cd \(q(bundles)) || exit 0",
             "ls -1t -- */.complete 2>/dev/null | cut -d/ -f1 | tail -n +\(max(1, keep) + 1) | while read -r b; do",
             "  [ \"$b\" = \(q(current)) ] && continue",
@@ -258,7 +284,7 @@ public struct RemoteLayout: Sendable, Hashable {
             "  done",
             "  [ $live = 1 ] && continue",
             "  t=.incoming/evicted-\"$b\".$$",
-            "  mv -T -- \"$b\" \"$t\" 2>/dev/null && rm -rf -- \"$t\"",
+            "  fanout_rename \"$b\" \"$t\" 2>/dev/null && rm -rf -- \"$t\"",
             "done; true",
         ].joined(separator: "\n")
     }
