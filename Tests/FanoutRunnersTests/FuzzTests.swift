@@ -339,15 +339,15 @@ struct FuzzShard {
     /// run stays as long as it was.
     static func kind(_ roll: Int) -> Kind {
         switch roll {
-        case 0..<3_856: .randomBytes
-        case 3_856..<6_706: .mutatedLine
-        case 6_706..<8_426: .xctestFragment
-        case 8_426..<8_686: .testingRecords
-        case 8_686..<9_356: .lineBuffer
-        case 9_356..<9_656: .xcodebuildLine
-        case 9_656..<9_766: .mutatedCapture
-        case 9_766..<9_778: .xcodebuildCapture
-        case 9_778..<9_853: .xctestStream
+        case 0..<3_976: .randomBytes
+        case 3_976..<6_826: .mutatedLine
+        case 6_826..<8_546: .xctestFragment
+        case 8_546..<8_781: .testingRecords
+        case 8_781..<9_451: .lineBuffer
+        case 9_451..<9_671: .xcodebuildLine
+        case 9_671..<9_771: .mutatedCapture
+        case 9_771..<9_783: .xcodebuildCapture
+        case 9_783..<9_853: .xctestStream
         case 9_853..<9_865: .xcodebuildStream
         case 9_865..<9_915: .testingStream
         case 9_915..<9_940: .xcresult
@@ -1566,7 +1566,7 @@ enum FuzzScaling {
         return n + p.finish().count
     }
 
-    static let xcodebuildTests = 1_500
+    static let xcodebuildTests = 1_000
 
     static func input(_ c: Case, size: Int) -> ([UInt8], [UInt8], Int) {
         switch c {
@@ -1615,7 +1615,7 @@ enum FuzzScaling {
             text += "\n]}]}]}]}\n" + XcodebuildRunner.bundleEnd + "\n"
             return (Array(text.utf8), [], 65_536)
         case .resultBundle:
-            let cases = (0..<(3_000 * size)).map { i in
+            let cases = (0..<(2_000 * size)).map { i in
                 #"{"name":"test\#(i)()","nodeIdentifier":"C/test\#(i)()","nodeType":"Test Case","result":"Failed","duration":"1m 2,5s","#
                     + #""children":[{"name":"Arguments","nodeType":"Arguments","children":[{"name":"F.swift:\#(i + 1): failed","nodeType":"Failure Message"}]}]}"#
             }
@@ -1623,11 +1623,11 @@ enum FuzzScaling {
                 + #"{"name":"C","nodeType":"Test Suite","children":["# + cases.joined(separator: ",") + "]}]}]}]}"
             return (Array(text.utf8), [], 0)
         case .testList:
-            let tests = (0..<(4_000 * size)).map { #"{"identifier":"T/C/test\#($0)"}"# }
+            let tests = (0..<(3_000 * size)).map { #"{"identifier":"T/C/test\#($0)"}"# }
             return (Array((#"{"errors":[],"values":[{"disabledTests":[],"enabledTests":["# + tests.joined(separator: ",") + "]}]}").utf8), [], 0)
         case .xctestrunTargets:
             var text = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>TestConfigurations</key><array><dict><key>TestTargets</key><array>"#
-            for i in 0..<(1_000 * size) {
+            for i in 0..<(800 * size) {
                 text += "<dict><key>BlueprintName</key><string>T\(i)</string><key>TestBundlePath</key><string>__TESTROOT__/F\(i)/T.xctest</string></dict>"
             }
             text += "</array></dict></array></dict></plist>"

@@ -65,10 +65,11 @@ struct XcodebuildCorpus: Sendable {
         }
         c.enumerations = [try Self.bytes("enumerate-tests-flat-json-xcode16-trimmed.json")]
         for name in xctestrunNames {
-            let bytes = try Self.bytes(name)
-            c.xctestruns.append(bytes)
-            let plist = try PropertyListSerialization.propertyList(from: Data(bytes), format: nil)
-            c.binaryXctestruns.append(Array(try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)))
+            c.xctestruns.append(try Self.bytes(name))
+            // Converted once and kept: Foundation writes a dictionary's keys in the process's hash order, so a
+            // conversion here would give each run other inputs.
+            let file = name.split(separator: "/").last.map(String.init) ?? name
+            c.binaryXctestruns.append(try Self.bytes("binary/\(file).bplist"))
         }
         c.unit = FuzzShard.xcodebuildUnit(tests)
         c.testCount = c.unit.testIDs.count
