@@ -166,4 +166,93 @@ private func minorPageFaults() -> Int {
         let issue = try #require(events.issues.first)
         #expect(issue.1.location == nil)
     }
+
+    // MARK: xcodebuild
+
+    static func xcodebuildUnit(_ tests: [String]) -> WorkUnit {
+        WorkUnit(id: 1, items: [WorkItem(suite: SuiteID(module: "AppTests", name: "LoginTests"), framework: .xcodebuild,
+                                         destination: "local", tests: tests, isWholeSuite: true, estimate: 1,
+                                         source: .noHistory(secondsPerTest: 0.1))])
+    }
+
+    /// A parallel-testing clone's line ends a test it never started; when the bundle corrected that verdict, the
+    /// correction started the test again, after its end (the collector's order is start → issues → end).
+    @Test func bundleCorrectionDoesNotStartATestTheConsoleEnded() {
+        let stdout = """
+            Test case 'LoginTests.testLogin()' passed on 'Clone 1 of iPhone 16 - App (123)' (0.002 seconds)
+            \(XcodebuildRunner.bundleBegin)
+            {"testNodes":[{"nodeType":"Test Plan","children":[{"name":"AppTests","nodeType":"Unit test bundle","children":[
+            {"name":"LoginTests","nodeType":"Test Suite","children":[{"name":"testLogin()","nodeIdentifier":"LoginTests/testLogin()",
+            "nodeType":"Test Case","result":"Failed","durationInSeconds":0.25,
+            "children":[{"name":"LoginTests.swift:12: XCTAssertTrue failed","nodeType":"Failure Message"}]}]}]}]}]}
+
+            \(XcodebuildRunner.bundleEnd)
+
+            """
+        let events = parse(XcodebuildOutputParser(unit: Self.xcodebuildUnit(["testLogin"])), stdout: Array(stdout.utf8))
+        let id = TestID(suite: SuiteID(module: "AppTests", name: "LoginTests"), name: "testLogin")
+        #expect(events == [
+            .ended(id, .passed, duration: 0.002, reason: nil),
+            .issue(id, Issue(kind: .assertion, message: "XCTAssertTrue failed", location: SourceLocation(file: "LoginTests.swift", line: 12))),
+            .ended(id, .failed, duration: 0.25, reason: nil),
+        ])
+    }
+
+    /// Xcode 16 indents a suite's summary by five spaces (MixedTestLog_6_0_macOS.txt): the suite's time was lost.
+    @Test(arguments: ["     ", " ", "\t "])
+    func summaryIndentedByXcodeGivesTheSuiteTime(_ indent: String) {
+        let stdout = """
+            Test Suite 'LoginTests' failed at 2025-08-10 01:38:41.939.
+            \(indent)Executed 4 tests, with 1 failure (0 unexpected) in 0.166 (0.167) seconds
+
+            """
+        let events = parse(XcodebuildOutputParser(unit: Self.xcodebuildUnit(["testLogin"])), stdout: Array(stdout.utf8))
+        #expect(events.suiteTimes.map(\.1) == [0.167])
+    }
+
+    /// `duration` is read when `durationInSeconds` is absent: `1e308h` is a finite number of hours and an infinite
+    /// number of seconds.
+    @Test(arguments: ["1.7976931348623157e308m", "1e308h 1e308h", "1e308h"])
+    func resultBundleDurationsBeyondAnyClockBecomeZero(_ duration: String) throws {
+        let json = """
+            {"testNodes":[{"name":"AppTests","nodeType":"Unit test bundle","children":[{"name":"LoginTests","nodeType":"Test Suite",
+            "children":[{"name":"testLogin()","nodeIdentifier":"LoginTests/testLogin()","nodeType":"Test Case","result":"Passed",
+            "duration":"\(duration)"}]}]}]}
+            """
+        let results = try XCResultTests.parse(Array(json.utf8))
+        #expect(results.map(\.duration) == [0])
+    }
+
+    /// A binary property list holding a set (one flipped bit turns an array into one) made Foundation trap while
+    /// reading it (swift-corelibs-foundation, Swift 6.3): an .xctestrun file crashed the coordinator.
+    @Test func binaryXCTestRunHoldingASetIsRejected() throws {
+        let plist: [String: Any] = ["AppTests": ["TestBundlePath": "__TESTROOT__/App.app/PlugIns/AppTests.xctest",
+                                                 "Environment": [["Key": "Value"]]]]
+        var bytes = [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
+        // Every object's offset is in the table the trailer points to; the array of one dictionary is marked 0xA1.
+        func integer(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 << 8 | Int($1) } }
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6])
+        let count = integer((trailer + 8)..<(trailer + 16)), table = integer((trailer + 24)..<(trailer + 32))
+        let offsets = (0..<count).map { i in integer((table + i * offsetSize)..<(table + (i + 1) * offsetSize)) }
+        let array = try #require(offsets.first { bytes[$0] == 0xA1 })
+        bytes[array] = 0xC1
+        let data = Data(bytes)
+        #expect(throws: XCTestRunFile.Failure.self) { try XCTestRunFile.parse(data) }
+        #expect(throws: XCTestRunFile.Failure.self) { try XCTestRunFile.relocated(data, productFolder: "/Users/me/Products") }
+        // The file as written still reads.
+        bytes[array] = 0xA1
+        #expect(try XCTestRunFile.parse(Data(bytes)).targets == ["AppTests"])
+    }
+
+    /// Each test was looked for among its suite's tests before it was added: a list of one class of many tests was
+    /// quadratic (FuzzScaling.testList; .xctestrun targets and folders likewise, FuzzScaling.xctestrunTargets). The
+    /// set that replaced the search keeps each test once, in the list's order.
+    @Test func testListKeepsEachTestOnceInOrder() throws {
+        let json = #"{"values":[{"enabledTests":[{"identifier":"T/C/b"},{"identifier":"T/C/a"},{"identifier":"T/C/b"},"#
+            + #"{"identifier":"T/D/a"},{"identifier":"T/C/a"}]}]}"#
+        let suites = try TestEnumeration.parse(json)
+        #expect(suites.map(\.id.name) == ["C", "D"])
+        #expect(suites.map(\.tests) == [["b", "a"], ["a"]])
+    }
 }

@@ -9,9 +9,9 @@ import Testing
 /// failure or lengthen the run (`scripts/fuzz.sh`); `FANOUT_FUZZ_SHARD` replays one shard only. The defaults keep
 /// `swift test` short.
 @Suite(.timeLimit(.minutes(10))) struct FuzzTests {
-    /// At least a million inputs: random bytes, mutated real captures, structure-aware XCTest and Swift Testing
-    /// streams (well-formed ones checked against the events they must give), listings, and the line splitter,
-    /// every one fed in random chunks.
+    /// At least a million inputs: random bytes, mutated real captures, structure-aware XCTest, Swift Testing and
+    /// xcodebuild streams (well-formed ones checked against the events they must give), listings, result bundles
+    /// and .xctestrun files, and the line splitter, every stream fed in random chunks.
     @Test func parsersSurviveRandomAndMutatedOutput() async throws {
         let settings = FuzzSettings.fromEnvironment()
         let corpus = try FuzzCorpus.load()
@@ -39,6 +39,7 @@ import Testing
             (\(Int(Double(total.inputs) / max(seconds, 1e-9))) inputs/s), seed \(settings.seedText), \
             \(total.lines) lines, \(total.events) events, \(total.oracleChecks) exact-oracle streams, \
             \(total.chunkChecks) chunk-invariance checks, \(total.listingsThrown)/\(total.listings) listings rejected, \
+            \(total.bundlesThrown)/\(total.bundles) result bundles rejected, \
             slowest input \(String(format: "%.1f", total.slowest * 1000)) ms, \
             \(String(format: "%.1f", total.parseSeconds)) of \(String(format: "%.1f", total.secondsByKind.reduce(0, +))) s in parsers, \
             \(String(format: "%.1f", total.generateSeconds)) s making inputs
@@ -162,6 +163,8 @@ struct FuzzCorpus: Sendable {
     var dumpJSON: [UInt8] = []
     var xctestSuites: [SuiteID] = []
     var all: [[[UInt8]]] = []
+    /// The xcodebuild runner's fixtures (FuzzXcodebuild.swift).
+    var xcodebuild = XcodebuildCorpus()
 
     static func load() throws -> FuzzCorpus {
         var c = FuzzCorpus()
@@ -188,6 +191,9 @@ struct FuzzCorpus: Sendable {
               !c.xctestSuites.isEmpty else {
             throw FuzzCorpusError()
         }
+        c.xcodebuild = try XcodebuildCorpus.load()
+        // Their console lines are mutations' material too ("a line from another capture").
+        c.all += c.xcodebuild.logs
         return c
     }
 
@@ -216,6 +222,8 @@ struct FuzzInput {
         /// XCTest console output of a unit of every class the captures name.
         case xctestCaptures
         case swiftTesting
+        /// xcodebuild's console and result bundle, read for a unit of `tests` tests.
+        case xcodebuild(XcodebuildOutputParser, tests: Int)
     }
 
     var target: Target
@@ -234,6 +242,9 @@ struct FuzzShardResult: Sendable {
     var chunkChecks = 0
     var listings = 0
     var listingsThrown = 0
+    /// `xcresulttool get test-results tests` JSON texts read, and those rejected.
+    var bundles = 0
+    var bundlesThrown = 0
     /// Inputs and seconds of each kind, by `Kind.allCases` position (no hashing per input).
     var byKind = [Int](repeating: 0, count: FuzzShard.Kind.allCases.count)
     var secondsByKind = [Double](repeating: 0, count: FuzzShard.Kind.allCases.count)
@@ -254,6 +265,8 @@ struct FuzzShardResult: Sendable {
         chunkChecks += other.chunkChecks
         listings += other.listings
         listingsThrown += other.listingsThrown
+        bundles += other.bundles
+        bundlesThrown += other.bundlesThrown
         for i in byKind.indices {
             byKind[i] += other.byKind[i]
             secondsByKind[i] += other.secondsByKind[i]
@@ -282,11 +295,14 @@ struct FuzzShard {
     /// A fresh parser for the captures' classes, copied for each input (making one per input would cost more than
     /// parsing a small input).
     let captureParser: XCTestOutputParser
+    /// The same for the xcodebuild captures: a unit of every test they name.
+    let xcodebuildCaptureParser: XcodebuildOutputParser
 
     init(index: Int, seed: UInt64, corpus: FuzzCorpus) {
         rng = FuzzRNG(seed: FuzzRNG.derive(seed, index))
         self.corpus = corpus
         captureParser = XCTestOutputParser(suites: corpus.xctestSuites)
+        xcodebuildCaptureParser = XcodebuildOutputParser(unit: corpus.xcodebuild.unit)
         result = FuzzShardResult(shard: index)
     }
 
@@ -294,6 +310,8 @@ struct FuzzShard {
         case randomBytes = "random-bytes", lineBuffer = "line-buffer", mutatedLine = "mutated-line"
         case xctestFragment = "xctest-fragment", testingRecords = "testing-records", mutatedCapture = "mutated-capture"
         case xctestStream = "xctest-stream", testingStream = "testing-stream", listing
+        case xcodebuildLine = "xcodebuild-line", xcodebuildCapture = "xcodebuild-capture"
+        case xcodebuildStream = "xcodebuild-stream", xcresult, xcodeListing = "xcode-listing"
 
         var index: Int {
             switch self {
@@ -306,22 +324,34 @@ struct FuzzShard {
             case .xctestStream: 6
             case .testingStream: 7
             case .listing: 8
+            case .xcodebuildLine: 9
+            case .xcodebuildCapture: 10
+            case .xcodebuildStream: 11
+            case .xcresult: 12
+            case .xcodeListing: 13
             }
         }
     }
 
-    /// How often each kind comes up, per thousand. A line costs ~10 µs (console) to ~25 µs (JSON) to parse in a
-    /// debug build, so most inputs are a single line; the streams (3 in 100) carry the exact-event oracles.
+    /// How often each kind comes up, per ten thousand. A line costs ~10 µs (console) to ~25 µs (JSON) to parse in
+    /// a debug build, so most inputs are a single line; the streams (3 in 100) carry the exact-event oracles. The
+    /// xcodebuild kinds (a unit's output with its bundle costs ~1 ms) took their time from the others, so that the
+    /// run stays as long as it was.
     static func kind(_ roll: Int) -> Kind {
         switch roll {
-        case 0..<380: .randomBytes
-        case 380..<680: .mutatedLine
-        case 680..<870: .xctestFragment
-        case 870..<900: .testingRecords
-        case 900..<970: .lineBuffer
-        case 970..<982: .mutatedCapture
-        case 982..<990: .xctestStream
-        case 990..<995: .testingStream
+        case 0..<3_976: .randomBytes
+        case 3_976..<6_826: .mutatedLine
+        case 6_826..<8_546: .xctestFragment
+        case 8_546..<8_781: .testingRecords
+        case 8_781..<9_451: .lineBuffer
+        case 9_451..<9_671: .xcodebuildLine
+        case 9_671..<9_771: .mutatedCapture
+        case 9_771..<9_783: .xcodebuildCapture
+        case 9_783..<9_853: .xctestStream
+        case 9_853..<9_865: .xcodebuildStream
+        case 9_865..<9_915: .testingStream
+        case 9_915..<9_940: .xcresult
+        case 9_940..<9_950: .xcodeListing
         default: .listing
         }
     }
@@ -335,7 +365,10 @@ struct FuzzShard {
         case .mutatedCapture: mutatedCaptureInput()
         case .xctestStream: xctestStream(wellFormed: rng.chance(50))
         case .testingStream: rng.chance(50) ? wellFormedTestingStream() : damagedTestingStream(maxLines: 8)
-        case .lineBuffer, .listing: FuzzInput(target: .swiftTesting, stdout: [])
+        case .xcodebuildLine: xcodebuildLineInput()
+        case .xcodebuildCapture: xcodebuildCaptureInput()
+        case .xcodebuildStream: xcodebuildStream(wellFormed: rng.chance(50))
+        case .lineBuffer, .listing, .xcresult, .xcodeListing: FuzzInput(target: .swiftTesting, stdout: [])
         }
     }
 
@@ -356,11 +389,13 @@ struct FuzzShard {
             current = n
             let started = Self.now()
             // Mostly single lines so a million inputs stay short, with whole streams among them.
-            let kind = Self.kind(rng.below(1000))
+            let kind = Self.kind(rng.below(10_000))
             if let only, kind != only { continue }
             switch kind {
             case .lineBuffer: fuzzLineBuffer()
             case .listing: fuzzListing()
+            case .xcresult: fuzzResultBundle()
+            case .xcodeListing: fuzzXcodeListing()
             default:
                 let generating = Self.now()
                 let input = generate(kind)
@@ -425,6 +460,10 @@ struct FuzzShard {
                 fail(kind, "well-formed stream gave other events than expected\n  got:      \(events)\n  expected: \(expected)", input)
             }
         }
+        // Two more parses: for half the damaged streams and captures (a well-formed one has its exact events).
+        if case .xcodebuild = input.target, kind != .xcodebuildLine, input.expected == nil, rng.chance(50) {
+            checkReconciliation(kind, input)
+        }
         if invariance {
             result.chunkChecks += 1
             let again = parse(input, interleave: false)
@@ -446,6 +485,7 @@ struct FuzzShard {
         case .xctest(let suites): drive(XCTestOutputParser(suites: suites), input, interleave: interleave)
         case .xctestCaptures: drive(captureParser, input, interleave: interleave)
         case .swiftTesting: drive(SwiftTestingEventParser(), input, interleave: interleave)
+        case .xcodebuild(let parser, _): drive(parser, input, interleave: interleave)
         }
     }
 
@@ -494,6 +534,8 @@ struct FuzzShard {
     /// (disabled tests get `testSkipped` alone). On other input the parsers report an end they read even without its
     /// start (the collector counts such a test as started), so this holds for well-formed streams only.
     static func endedBeforeStarted(_ events: [TestEvent], _ input: FuzzInput) -> String? {
+        // Parallel-testing clones print no start: xcodebuild's streams have an order of their own.
+        if case .xcodebuild = input.target { return xcodebuildOrderViolation(events) }
         var started: Set<TestID> = []
         for event in events {
             switch event {
@@ -509,8 +551,11 @@ struct FuzzShard {
 
     /// What every parser promises for any input.
     static func violation(_ events: [TestEvent], _ input: FuzzInput, lines: Int) -> String? {
-        // Each event comes from its own line (an issue from its `error:` line, a trap from its stderr line).
-        if events.count > lines { return "\(events.count) events from \(lines) lines" }
+        // Each event comes from its own line (an issue from its `error:` line, a trap from its stderr line); a result
+        // bundle may add a start, issues and an end for each of the unit's tests, each issue a node of 30 bytes or more.
+        var allowed = lines
+        if case .xcodebuild(_, let tests) = input.target { allowed += 2 * tests + input.stdout.count / 30 }
+        if events.count > allowed { return "\(events.count) events from \(lines) lines" }
         var text = 0
         func bad(_ id: TestID) -> String? {
             if id.name.isEmpty { return "a test id with an empty name: \(id)" }
@@ -666,7 +711,8 @@ struct FuzzShard {
         }
     }
 
-    mutating func mutate(_ b: inout [UInt8], times: Int) {
+    /// `limit`: the longest result (a plist of the corpus is longer than a console capture's window).
+    mutating func mutate(_ b: inout [UInt8], times: Int, limit: Int = 8192) {
         for _ in 0..<times {
             switch rng.below(16) {
             case 0 where !b.isEmpty: // bit flip
@@ -727,7 +773,7 @@ struct FuzzShard {
                 }
             }
         }
-        if b.count > 8192 { b.removeSubrange(8192...) }
+        if b.count > limit { b.removeSubrange(limit...) }
     }
 
     mutating func replaceNumber(_ b: inout [UInt8]) {
@@ -1468,6 +1514,14 @@ enum FuzzScaling {
         case eventStream
         /// A long stderr backtrace while a test runs.
         case trapOutput
+        /// xcodebuild's console of many tests, then a result bundle that corrects every verdict.
+        case xcodebuildUnit
+        /// A result bundle of many test cases, each with a failure message.
+        case resultBundle
+        /// A test list of many tests of one class.
+        case testList
+        /// An .xctestrun file of many test targets, each with its folder.
+        case xctestrunTargets
 
         var description: String { rawValue }
     }
@@ -1481,6 +1535,17 @@ enum FuzzScaling {
         switch c {
         case .eventStream:
             events = feed(SwiftTestingEventParser(), stdout, stderr, chunk)
+        case .xcodebuildUnit:
+            let item = WorkItem(suite: SuiteID(module: "T", name: "C"), framework: .xcodebuild, destination: "local",
+                                tests: (0..<(xcodebuildTests * size)).map { "test\($0)" }, isWholeSuite: true, estimate: 1,
+                                source: .noHistory(secondsPerTest: 0.1))
+            events = feed(XcodebuildOutputParser(unit: WorkUnit(id: 1, items: [item])), stdout, stderr, chunk)
+        case .resultBundle:
+            events = (try? XCResultTests.parse(stdout).count) ?? 0
+        case .testList:
+            events = (try? TestEnumeration.parse(String(decoding: stdout, as: UTF8.self)).count) ?? 0
+        case .xctestrunTargets:
+            events = (try? XCTestRunFile.parse(Data(stdout)).targets.count) ?? 0
         default:
             events = feed(XCTestOutputParser(suites: [SuiteID(module: "M", name: "C")]), stdout, stderr, chunk)
         }
@@ -1500,6 +1565,8 @@ enum FuzzScaling {
         n += p.consume(stderr: err).count
         return n + p.finish().count
     }
+
+    static let xcodebuildTests = 1_000
 
     static func input(_ c: Case, size: Int) -> ([UInt8], [UInt8], Int) {
         switch c {
@@ -1533,6 +1600,38 @@ enum FuzzScaling {
             var err = ""
             for i in 0..<(2_000 * size) { err += "W.swift:\(i): Fatal error: frame \(i) " + String(repeating: "q", count: 50) + "\n" }
             return (Array("Test Case 'C.testA' started at 2026\n".utf8), Array(err.utf8), 65_536)
+        case .xcodebuildUnit:
+            var text = ""
+            for i in 0..<(xcodebuildTests * size) {
+                text += "Test Case '-[T.C test\(i)]' started.\nTest Case '-[T.C test\(i)]' passed (0.001 seconds).\n"
+            }
+            text += XcodebuildRunner.bundleBegin + "\n"
+            text += #"{"testNodes":[{"nodeType":"Test Plan","children":[{"name":"T","nodeType":"Unit test bundle","children":["#
+            text += #"{"name":"C","nodeType":"Test Suite","children":["# + "\n"
+            text += (0..<(xcodebuildTests * size)).map { i in
+                #"{"name":"test\#(i)()","nodeIdentifier":"C/test\#(i)()","nodeType":"Test Case","result":"Failed","durationInSeconds":0.5,"#
+                    + #""children":[{"name":"F.swift:\#(i + 1): XCTAssertTrue failed","nodeType":"Failure Message"}]}"#
+            }.joined(separator: ",\n")
+            text += "\n]}]}]}]}\n" + XcodebuildRunner.bundleEnd + "\n"
+            return (Array(text.utf8), [], 65_536)
+        case .resultBundle:
+            let cases = (0..<(2_000 * size)).map { i in
+                #"{"name":"test\#(i)()","nodeIdentifier":"C/test\#(i)()","nodeType":"Test Case","result":"Failed","duration":"1m 2,5s","#
+                    + #""children":[{"name":"Arguments","nodeType":"Arguments","children":[{"name":"F.swift:\#(i + 1): failed","nodeType":"Failure Message"}]}]}"#
+            }
+            let text = #"{"testNodes":[{"nodeType":"Test Plan","children":[{"name":"T","nodeType":"Unit test bundle","children":["#
+                + #"{"name":"C","nodeType":"Test Suite","children":["# + cases.joined(separator: ",") + "]}]}]}]}"
+            return (Array(text.utf8), [], 0)
+        case .testList:
+            let tests = (0..<(3_000 * size)).map { #"{"identifier":"T/C/test\#($0)"}"# }
+            return (Array((#"{"errors":[],"values":[{"disabledTests":[],"enabledTests":["# + tests.joined(separator: ",") + "]}]}").utf8), [], 0)
+        case .xctestrunTargets:
+            var text = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>TestConfigurations</key><array><dict><key>TestTargets</key><array>"#
+            for i in 0..<(800 * size) {
+                text += "<dict><key>BlueprintName</key><string>T\(i)</string><key>TestBundlePath</key><string>__TESTROOT__/F\(i)/T.xctest</string></dict>"
+            }
+            text += "</array></dict></array></dict></plist>"
+            return (Array(text.utf8), [], 0)
         }
     }
 }

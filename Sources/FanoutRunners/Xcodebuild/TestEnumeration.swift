@@ -31,12 +31,15 @@ public enum TestEnumeration {
         }
         var suites: [SuiteID: [String]] = [:]
         var order: [SuiteID] = []
+        // An identifier names one test of one suite: a test listed twice is the same identifier twice. A set, not a
+        // search of the suite's tests, which made a class of many tests quadratic.
+        var seen: Set<String> = []
         for identifier in identifiers {
             let parts = identifier.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count >= 3, parts.allSatisfy({ !$0.isEmpty }) else { continue }
+            guard parts.count >= 3, parts.allSatisfy({ !$0.isEmpty }), seen.insert(identifier).inserted else { continue }
             let id = SuiteID(module: parts[0], name: parts[1..<(parts.count - 1)].joined(separator: "/"))
             if suites[id] == nil { order.append(id) }
-            if suites[id]?.contains(parts[parts.count - 1]) != true { suites[id, default: []].append(parts[parts.count - 1]) }
+            suites[id, default: []].append(parts[parts.count - 1])
         }
         return order.map { TestSuite(id: $0, framework: .xcodebuild, tests: suites[$0] ?? []) }
     }

@@ -19,20 +19,17 @@ public struct XCTestRunFile: Sendable, Hashable {
     }
 
     public static func parse(_ data: Data) throws(Failure) -> XCTestRunFile {
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw Failure(reason: "not a property list (\(error.localizedDescription))")
-        }
+        let plist = try propertyList(data)
         guard let root = plist as? [String: Any] else { throw Failure(reason: "not a dictionary at the top") }
         let version = ((root["__xctestrun_metadata__"] as? [String: Any])?["FormatVersion"] as? Int) ?? 1
         var targets: [(name: String, values: [String: Any])] = []
+        // Sets beside the lists: searching the lists made a file of many targets quadratic.
+        var names: Set<String> = []
         if let configurations = root["TestConfigurations"] as? [[String: Any]] {
             for configuration in configurations {
                 for target in configuration["TestTargets"] as? [[String: Any]] ?? [] {
                     guard let name = target["BlueprintName"] as? String ?? target["ProductModuleName"] as? String else { continue }
-                    if !targets.contains(where: { $0.name == name }) { targets.append((name, target)) }
+                    if names.insert(name).inserted { targets.append((name, target)) }
                 }
             }
         } else {
@@ -41,12 +38,11 @@ public struct XCTestRunFile: Sendable, Hashable {
             }
         }
         guard !targets.isEmpty else { throw Failure(reason: "it names no test target") }
-        var folders: [String] = []
+        var folders: Set<String> = []
         func note(_ value: Any) {
             if let s = value as? String, let rest = s.dropPrefix("__TESTROOT__/"),
-               let first = rest.split(separator: "/").first.map(String.init), !first.isEmpty, first != "..",
-               !folders.contains(first) {
-                folders.append(first)
+               let first = rest.split(separator: "/").first.map(String.init), !first.isEmpty, first != ".." {
+                folders.insert(first)
             } else if let list = value as? [Any] {
                 list.forEach(note)
             } else if let map = value as? [String: Any] {
@@ -61,12 +57,7 @@ public struct XCTestRunFile: Sendable, Hashable {
     /// tool other than xcodebuild, or edited by hand), so it works wherever the folder is unpacked; nil when no
     /// path needed it. Written as an XML plist.
     public static func relocated(_ data: Data, productFolder: String) throws(Failure) -> Data? {
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw Failure(reason: "not a property list (\(error.localizedDescription))")
-        }
+        let plist = try propertyList(data)
         let folder = productFolder.hasSuffix("/") ? productFolder : productFolder + "/"
         var changed = false
         func rewrite(_ value: Any) -> Any {
@@ -86,5 +77,38 @@ public struct XCTestRunFile: Sendable, Hashable {
         } catch {
             throw Failure(reason: "cannot write the relocated file (\(error.localizedDescription))")
         }
+    }
+
+    private static func propertyList(_ data: Data) throws(Failure) -> Any {
+        guard !holdsSet(data) else { throw Failure(reason: "a binary property list holding a set, which no .xctestrun does") }
+        do {
+            return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw Failure(reason: "not a property list (\(error.localizedDescription))")
+        }
+    }
+
+    /// Whether `data` is a binary property list with a set among its objects. Foundation on Linux traps, instead of
+    /// throwing, when it bridges a set of arrays or dictionaries (Swift 6.3), and a set is one flipped bit away from
+    /// an array: the objects are looked at first, each one's kind in the high half of its first byte (`0xC_`: a set).
+    static func holdsSet(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist".utf8)) else { return false }
+        func integer(at offset: Int, size: Int) -> Int? {
+            guard (1...8).contains(size), offset >= 0, offset <= bytes.count - size else { return nil }
+            var value = 0
+            for b in bytes[offset..<(offset + size)] { value = value << 8 | Int(b) }
+            return value
+        }
+        // The trailer: offset size, reference size, object count, top object, offset table's start.
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6])
+        guard let count = integer(at: trailer + 8, size: 8), let table = integer(at: trailer + 24, size: 8),
+              count >= 0, count <= bytes.count, table >= 0, table <= bytes.count else { return false }
+        for i in 0..<count {
+            guard let offset = integer(at: table + i * offsetSize, size: offsetSize) else { return false }
+            if offset >= 0, offset < bytes.count, bytes[offset] >> 4 == 0xC { return true }
+        }
+        return false
     }
 }

@@ -151,7 +151,8 @@ public struct XcodebuildOutputParser: OutputParser {
             let key = "\(id.suite.module)/\(id.suite.name)/\(id.name)"
             guard let r = byName[key] ?? byName[key + "()"] else { continue }
             if ended[id] == r.status { continue }
-            if !started.contains(id) { events.append(.started(id)) }
+            // A start only for a test the console never reported: a clone's line ends a test it never started.
+            if !started.contains(id), ended[id] == nil { events.append(.started(id)) }
             if !withIssues.contains(id) {
                 for issue in r.issues { events.append(.issue(id, issue)) }
             }
@@ -164,10 +165,16 @@ public struct XcodebuildOutputParser: OutputParser {
     // MARK: - macOS console lines in the Linux form
 
     /// `Test Case '-[Target.Class method]' passed (0.054 seconds).` → `Test Case 'Class.method' passed (…).`;
+    /// `     Executed 4 tests, …` → `\t Executed 4 tests, …`;
     /// `Test case 'Class.method()' passed on 'Clone 1 of …' (0.002 seconds)` → `Test Case 'Class.method' passed
     /// (0.002 seconds).`; `File:12: error: -[Target.Class method] : …` → `File:12: error: Class.method : …`.
     static func linuxForm(_ line: String) -> String {
         if let rest = line.dropPrefix("Test case '") { return parallelForm(rest) ?? line }
+        // Xcode 16 indents a suite's summary by five spaces (`     Executed 4 tests, …`), XCTest on Linux by `\t `.
+        if line.first == " " {
+            let summary = line.drop { $0 == " " }
+            if summary.hasPrefix("Executed ") { return "\t " + summary }
+        }
         guard let open = line.range(of: "-[") else { return line }
         let tail = line[open.upperBound...]
         guard let space = tail.firstIndex(of: " "), let close = tail[space...].firstIndex(of: "]") else { return line }
