@@ -162,6 +162,28 @@ import Testing
         }
     }
 
+    /// XCTExpectFailure: the issue is printed, and the test passes. Xcode's verdict stands; the issue is a known one.
+    @Test func anExpectedFailureOnTheConsolePasses() {
+        let unit = Self.unit("T", "C", ["testKnown", "testBroken"])
+        let console = """
+            Test Case '-[T.C testKnown]' started.
+            /src/C.swift:12: error: -[T.C testKnown] : XCTAssertTrue failed - known bug
+            Test Case '-[T.C testKnown]' passed (0.010 seconds).
+            Test Case '-[T.C testBroken]' started.
+            /src/C.swift:20: error: -[T.C testBroken] : XCTAssertEqual failed
+            Test Case '-[T.C testBroken]' failed (0.010 seconds).
+
+            """
+        for chunk in [1, 4096] {
+            var collector = UnitCollector(unit: unit, agent: "mac")
+            collector.consume(parse(XcodebuildOutputParser(unit: unit), stdout: Array(console.utf8), chunk: chunk))
+            let result = collector.finish(.exited(65), diagnostics: "")
+            let known = result.attempts[TestID(suite: unit.items[0].suite, name: "testKnown")]
+            #expect(known?.outcome == .passed && known?.issues.count == 1 && known?.issues.first?.isFailure == false)
+            #expect(result.attempts[TestID(suite: unit.items[0].suite, name: "testBroken")]?.outcome == .failed)
+        }
+    }
+
     @Test func withoutABundleTheConsoleStands() {
         let unit = Self.unit("T", "C", ["testA", "testB"])
         let console = """

@@ -26,6 +26,8 @@ public struct XcodebuildOutputParser: OutputParser {
     private var ended: [TestID: TestStatus] = [:]
     private var withIssues: Set<TestID> = []
     private var started: Set<TestID> = []
+    /// Issues waiting for their test's end line.
+    private var held: [TestEvent] = []
     private let tests: [TestID]
 
     /// A result bundle's test results larger than this are not read (the console's verdicts stand).
@@ -82,6 +84,7 @@ public struct XcodebuildOutputParser: OutputParser {
         var events: [TestEvent] = []
         if let last = lines.flush() { handle(last, into: &events) }
         events += track(inner.finish())
+        release(into: &events, passed: nil)
         guard !bundle.isEmpty, !bundleTooLarge, let results = try? XCResultTests.parse(bundle) else { return events }
         events += reconcile(results)
         return events
@@ -127,16 +130,35 @@ public struct XcodebuildOutputParser: OutputParser {
         events += track(inner.consume(stdout: Array((Self.linuxForm(line) + "\n").utf8)))
     }
 
+    /// Notes what the console said, and holds each issue until its test's end: a test Xcode says passed after an
+    /// issue passed with an expected failure (`XCTExpectFailure`), so its issues are known issues, not failures.
     private mutating func track(_ events: [TestEvent]) -> [TestEvent] {
+        var out: [TestEvent] = []
         for event in events {
             switch event {
-            case .started(let id): started.insert(id)
-            case .issue(let id, let issue) where issue.isFailure: withIssues.insert(id)
-            case .ended(let id, let status, _, _): ended[id] = status
-            default: break
+            case .issue:
+                held.append(event)
+                continue
+            case .ended(let id, let status, _, _):
+                release(into: &out, passed: status == .passed ? id : nil)
+                ended[id] = status
+            default:
+                release(into: &out, passed: nil)
+                if case .started(let id) = event { started.insert(id) }
             }
+            out.append(event)
         }
-        return events
+        return out
+    }
+
+    /// The held issues, as known issues where their test `passed`.
+    private mutating func release(into out: inout [TestEvent], passed: TestID?) {
+        for case .issue(let id, var issue) in held {
+            if id == passed { issue.isFailure = false }
+            if issue.isFailure { withIssues.insert(id) }
+            out.append(.issue(id, issue))
+        }
+        held = []
     }
 
     /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise.
