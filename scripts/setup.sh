@@ -15,6 +15,7 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/bench.sh arithmetic
 command -v chromium >/dev/null 2>&1 || need+=(chromium)           # the tests open report.html in a real (headless) browser
 command -v groff >/dev/null 2>&1 || need+=(groff-base)           # the tests render the installed man page
+[[ -x /usr/bin/python3 ]] || need+=(python3)                      # the tests' stand-in xcodebuild/xcrun (replay harness)
 
 if ((${#need[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
