@@ -16,6 +16,20 @@ import Testing
         return String(html[start.lowerBound..<end.upperBound])
     }
 
+    /// A failed UI test's screenshots are shown beside its failure, other files linked; every path is escaped.
+    @Test func attachmentsAreShownBesideTheFailure() {
+        var b = ReportBuilder()
+        var attempt = Attempt(outcome: .failed, duration: 1, issues: [Issue(kind: .assertion, message: "no button")],
+                              unit: 1, agent: "mac-1")
+        attempt.attachments = ["attachments/iphone/App.LoginTests/testLogin/unit1-Failure_screenshot.png",
+                               "attachments/iphone/App.LoginTests/testLogin/unit1-<b>&log.txt"]
+        b.result("App.LoginTests/testLogin", .failed, attempts: [attempt])
+        let html = HTMLWriter().render(b.build())
+        #expect(html.contains("<div class=\"attachments\"><a href=\"attachments/iphone/App.LoginTests/testLogin/unit1-Failure_screenshot.png\">"
+            + "<img src=\"attachments/iphone/App.LoginTests/testLogin/unit1-Failure_screenshot.png\" alt=\"unit1-Failure_screenshot.png\" loading=\"lazy\"></a>"))
+        #expect(html.contains("unit1-&lt;b&gt;&amp;log.txt</a>") && !html.contains("<b>&log"))
+    }
+
     @Test func theHeaderStatesTheVerdictCountsTimingAndWhereItRan() {
         let html = HTMLWriter().render(Sample.report())
         #expect(html.hasPrefix("<!DOCTYPE html>"))

@@ -13,6 +13,18 @@ import FoundationXML
         try XMLTestSupport.parse(writer.render(report))
     }
 
+    /// Jenkins' JUnit Attachments convention: one `[[ATTACHMENT|path]]` line per file, in the failing case's output.
+    @Test func attachmentsAreLinkedInTheFailingCasesOutput() throws {
+        var b = ReportBuilder()
+        var attempt = Attempt(outcome: .failed, duration: 1, issues: [Issue(kind: .assertion, message: "no button")],
+                              unit: 1, agent: "mac-1")
+        attempt.attachments = ["attachments/d/App.LoginTests/testLogin/unit1-shot.png"]
+        b.result("App.LoginTests/testLogin", .failed, attempts: [attempt])
+        let doc = try document(b.build())
+        let out = try doc.nodes(forXPath: "//testcase[@name='testLogin']/system-out").first?.stringValue ?? ""
+        #expect(out.hasPrefix("[[ATTACHMENT|attachments/d/App.LoginTests/testLogin/unit1-shot.png]]"), "\(out.prefix(200))")
+    }
+
     private func testcase(_ doc: XMLDocument, classname: String, name: String) throws -> XMLElement {
         let all = try XMLTestSupport.elements(doc, "//testcase")
         return try #require(all.first {
