@@ -119,7 +119,8 @@ import Testing
         for destination in report.destinations {
             let foo = try #require(report.results.first { $0.destination == destination && $0.id.name == "testFoo" })
             let files = foo.attempts.last?.attachments ?? []
-            #expect(files.count == 1 && files.allSatisfy { $0.hasPrefix("attachments/\(destination)/") }, "\(files)")
+            #expect(files.count == 2 && files.allSatisfy { $0.hasPrefix("attachments/\(destination)/") }, "\(files)")
+            #expect(Set(files).count == 2, "two screenshots of one name are both kept: \(files)")
             for file in files {
                 let png = try Data(contentsOf: URL(fileURLWithPath: dir.file("r/" + file)))
                 #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG, byte for byte")

@@ -3,12 +3,10 @@ import Foundation
 import Testing
 @testable import FanoutRunners
 
-/// The xcodebuild runner against real captured Xcode output (Tests/Fixtures/Xcodebuild, ../shared/fixtures/xcodebuild).
+/// The xcodebuild runner against real captured Xcode output (Tests/Fixtures/Xcodebuild, see its SOURCES.md).
 @Suite struct XcodebuildTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/Xcodebuild")
-    static let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/xcodebuild")
 
     static func fixture(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: fixtures.appendingPathComponent(name)))
@@ -42,7 +40,7 @@ import Testing
 
     /// The real serial macOS log: every test's verdict as its summary line counts them.
     @Test func aRealMacOSLogGivesEveryVerdict() throws {
-        let log = Array(try Data(contentsOf: Self.shared.appendingPathComponent("TestLog.txt")))
+        let log = try Self.fixture("xcbeautify-TestLog.txt")
         let text = String(decoding: log, as: UTF8.self)
         var classes: [String] = []
         for line in text.split(separator: "\n") where line.hasPrefix("Test Suite '") && line.contains("' started") {
@@ -70,7 +68,7 @@ import Testing
 
     /// Parallel-testing clones name tests without their module and with `()`.
     @Test func parallelCloneLinesGiveVerdicts() throws {
-        let log = Array(try Data(contentsOf: Self.shared.appendingPathComponent("ParallelTestLog.txt")))
+        let log = try Self.fixture("xcbeautify-ParallelTestLog.txt")
         let unit = Self.unit("App", "BuildFlagTests", [])
         let events = parse(XcodebuildOutputParser(unit: unit), stdout: log)
         let ended = events.compactMap { e -> (TestID, TestStatus, Double)? in

@@ -134,8 +134,17 @@ struct AgentServer: Sendable {
         for (id, list) in files.sorted(by: { $0.key < $1.key }) {
             let folder = ["attachments", unit.destination, id.suite.description, id.name].map(AttachedFile.safeName)
                 .joined(separator: "/")
+            var used: Set<String> = []
             for file in list {
-                let relative = folder + "/unit\(unit.id)-" + file.name
+                // Screenshots often share a name (`Failure screenshot`): the second is `-2`, and so on.
+                var name = file.name
+                var n = 1
+                while !used.insert(name).inserted {
+                    n += 1
+                    let dot = file.name.lastIndex(of: ".") ?? file.name.endIndex
+                    name = file.name[..<dot] + "-\(n)" + file.name[dot...]
+                }
+                let relative = folder + "/unit\(unit.id)-" + name
                 let url = root.appendingPathComponent(relative)
                 do {
                     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
