@@ -8,10 +8,14 @@ public protocol OutputParser: Sendable {
     mutating func finish() -> [TestEvent]
     /// Files the tests attached that came back with the output (after `finish()`), by test.
     mutating func takeAttachments() -> [TestID: [AttachedFile]]
+    /// What of the standard output consumed since the last call belongs in the unit's log, when the parser leaves
+    /// something out (machine-readable payloads); nil: all of it.
+    mutating func takeLog() -> [UInt8]?
 }
 
 extension OutputParser {
     public mutating func takeAttachments() -> [TestID: [AttachedFile]] { [:] }
+    public mutating func takeLog() -> [UInt8]? { nil }
 }
 
 /// A file a test attached (a UI test's failure screenshot), as it came back from the agent.

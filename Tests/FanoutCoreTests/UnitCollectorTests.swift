@@ -5,6 +5,7 @@ import Testing
     let a = item("M", "A", 1, tests: 4)
     let b = item("M", "B", 1, tests: 2)
     var unit: WorkUnit { WorkUnit(id: 7, items: [a, b]) }
+    var a0: WorkItem { a }
 
     func id(_ cls: String, _ t: Int) -> TestID { TestID(module: "M", suite: cls, name: "t\(t)") }
 
@@ -36,6 +37,50 @@ import Testing
         let r = c.finish(.exited(65), diagnostics: "")
         #expect(r.attempts[t]?.outcome == .failed && r.attempts[t]?.duration == 0.2)
         #expect(r.attempts[t]?.issues.map(\.message) == ["bundle says no"])
+    }
+
+    /// Corrected to passed (a retried or expected failure, as the result bundle says), the console's failing issues
+    /// become known issues: the framework's last word is the verdict.
+    @Test func aCorrectionToPassedKeepsTheIssuesAsKnownOnes() {
+        var c = UnitCollector(unit: unit, agent: "local")
+        let t = id("A", 0)
+        c.consume(.started(t))
+        c.consume(.issue(t, Issue(kind: .assertion, message: "first try failed")))
+        c.consume(.ended(t, .failed, duration: 0.1, reason: nil))
+        c.consume(.ended(t, .passed, duration: 0.3, reason: nil))
+        let r = c.finish(.exited(0), diagnostics: "")
+        #expect(r.attempts[t]?.outcome == .passed)
+        #expect(r.attempts[t]?.issues.map(\.isFailure) == [false])
+    }
+
+    /// xcodebuild that gives up before reaching some tests (no runner, no simulator) exits 65 or 70: those tests go
+    /// back to the queue instead of being reported not run.
+    @Test func xcodebuildGivingUpLeavesItsUnreachedTestsForAnotherUnit() {
+        let x = WorkItem(suite: SuiteID(module: "App", name: "LoginTests"), framework: .xcodebuild, destination: "iphone",
+                         tests: ["testA", "testB"], isWholeSuite: true, estimate: 1, source: .noHistory(secondsPerTest: 1))
+        let nothing = UnitCollector(unit: WorkUnit(id: 3, items: [x]), agent: "mac").finish(.exited(70), diagnostics: "")
+        #expect(nothing.attempts.isEmpty && nothing.missing.isEmpty)
+        #expect(nothing.leftovers.map(\.tests) == [["testA", "testB"]] && nothing.leftovers.first?.requeues == 1)
+        var c = UnitCollector(unit: WorkUnit(id: 4, items: [x]), agent: "mac")
+        let a = TestID(suite: x.suite, name: "testA")
+        c.consume(.started(a))
+        c.consume(.ended(a, .failed, duration: 1, reason: nil))
+        let partial = c.finish(.exited(65), diagnostics: "")
+        #expect(partial.leftovers.map(\.tests) == [["testB"]] && partial.leftovers.first?.requeues == 0)
+        // An XCTest binary on Linux that skips a test it was asked for will never run it: still missing, not re-queued.
+        var linux = UnitCollector(unit: WorkUnit(id: 5, items: [a0]), agent: "local")
+        linux.consume(.ended(id("A", 0), .failed, duration: 1, reason: nil))
+        #expect(linux.finish(.exited(1), diagnostics: "").missing.count == 3)
+    }
+
+    /// A crash message of a test that failed stays; only a test that passed by itself drops a (caught) trap.
+    @Test func aFailedTestKeepsItsCrashMessage() {
+        var c = UnitCollector(unit: unit, agent: "local")
+        let t = id("A", 0)
+        c.consume(.issue(t, Issue(kind: .crash, message: "Crash: App (123) at LoginView.swift:40")))
+        c.consume(.ended(t, .failed, duration: 2, reason: nil))
+        let r = c.finish(.exited(65), diagnostics: "")
+        #expect(r.attempts[t]?.issues.map(\.kind) == [.crash])
     }
 
     @Test func crashMarksTheRunningTestAndRequeuesTheRestOfTheClassAndUnit() {

@@ -3,6 +3,9 @@ import FanoutCoordinator
 import FanoutCore
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Apple platforms end to end, through the replay harness (Tests/Fixtures/Xcodebuild/Replay: stand-in `xcodebuild`
 /// and `xcrun` that replay a recorded Xcode 26 run, since Linux has no Xcode) over the real SSH fleet: a config with
@@ -155,6 +158,43 @@ import Testing
         #expect(outcome.report.results.allSatisfy { $0.outcome == .notRun })
         #expect(outcome.report.warnings.contains { $0.contains("Invalid runtime: no-such-runtime") }, "\(outcome.report.warnings)")
         #expect(outcome.exitCode != .success)
+    }
+
+    /// Ctrl-C in the middle of a unit: the run stops, and still deletes every simulator it created (the clean-up
+    /// runs outside the cancelled run, or a CI job's SIGTERM would leave booted simulators on every Mac).
+    @Test func anInterruptedRunStillDeletesItsSimulators() async throws {
+        let dir = try TempDir()
+        let state = try Self.sharedState(dir)
+        let path = dir.file("fanout.yml")
+        // Real recorded durations (the UI tests take 16 to 74 s): the run is surely inside a unit when interrupted.
+        try config(state: state, testsList: "unused").replacingOccurrences(of: "FANOUT_REPLAY_TIME_SCALE: \"0.02\"",
+                                                                          with: "FANOUT_REPLAY_TIME_SCALE: \"1\"")
+            .components(separatedBy: "\n").filter { !$0.contains("tests_list") }.joined(separator: "\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
+        p.arguments = ["run", "--config", path, "--slots", "2", "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        let output = OutputBox()
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
+        try p.run()
+        let deadline = Date().addingTimeInterval(120)
+        while p.isRunning, Date() < deadline,
+              !((try? Self.invocations(state)) ?? []).contains(where: { $0["action"] as? String == "test" }) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        kill(p.processIdentifier, SIGINT)
+        await withCheckedContinuation { c in DispatchQueue.global().async { p.waitUntilExit(); c.resume() } }
+        pipe.fileHandleForReading.readabilityHandler = nil
+        #expect(p.terminationStatus == 130, "\(output.text)")
+        let events = try Self.invocations(state)
+        let created = Set(events.filter { $0["action"] as? String == "create" }.compactMap { $0["udid"] as? String })
+        let deleted = Set(events.filter { $0["action"] as? String == "delete" }.compactMap { $0["udid"] as? String })
+        #expect(!created.isEmpty && created == deleted, "left behind: \(created.subtracting(deleted))")
     }
 
     /// The harness's simulator state, shared by the fleet's agents, which are users of their own.

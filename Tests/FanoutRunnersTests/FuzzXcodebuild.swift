@@ -605,6 +605,7 @@ extension FuzzShard {
         var bundles: [String] = []
         for t in targets {
             var suites: [String] = []
+            var results: [[XCResultTests.Result]] = []
             for group in groups[t] ?? [] {
                 var node = "[" + group.cases.map(\.json).joined(separator: ",") + "]"
                 for name in group.suite.split(separator: "/", omittingEmptySubsequences: false).reversed() {
@@ -614,13 +615,18 @@ extension FuzzShard {
                 var suite = String(node.dropFirst().dropLast())
                 if rng.chance(10) { suite = object([Field("name", json(prose())), Field("nodeType", "\"Test Group\""), Field("children", "[" + suite + "]")]) }
                 suites.append(suite)
-                expected += group.cases.compactMap(\.result)
+                results.append(group.cases.compactMap(\.result))
             }
             if rng.chance(10) {
-                // A case straight under the bundle belongs to no suite.
+                // A case straight under the bundle: a Swift Testing function outside any suite, in the target's
+                // top-level suite.
                 let stray = PlannedTest(id: TestID(suite: SuiteID(module: t, name: "S"), name: "x"), suitePath: [], bundleName: "testStray()", consoleStatus: nil)
-                suites.insert(bundleCase(target: t, test: stray, status: .failed).json, at: rng.below(suites.count + 1))
+                let c = bundleCase(target: t, test: stray, status: .failed)
+                let at = rng.below(suites.count + 1)
+                suites.insert(c.json, at: at)
+                results.insert(c.result.map { r in var r = r; r.suite = SuiteID.swiftTestingTopLevel; return [r] } ?? [], at: at)
             }
+            expected += results.flatMap { $0 }
             bundles.append(object([Field("name", json(t)), Field("nodeType", json(rng.chance(80) ? "Unit test bundle" : "UI test bundle")),
                                    Field("result", "\"Failed\""), Field("children", "[" + suites.joined(separator: ",") + "]")]))
         }

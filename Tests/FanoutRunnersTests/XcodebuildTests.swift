@@ -35,7 +35,8 @@ import Testing
                 == "Test Case 'BuildFlagTests.test_failIntentionally' failed (0.278 seconds).")
         // Lines that merely contain `-[` stay as they are.
         #expect(XcodebuildOutputParser.linuxForm("value -[oops") == "value -[oops")
-        #expect(XcodebuildOutputParser.linuxForm("-[NoDot method]") == "-[NoDot method]")
+        #expect(XcodebuildOutputParser.linuxForm("-[NoDot method]") == "NoDot.method", "an Objective-C class")
+        #expect(XcodebuildOutputParser.linuxForm("-[Two words here]") == "-[Two words here]")
     }
 
     /// The real serial macOS log: every test's verdict as its summary line counts them.
@@ -182,6 +183,56 @@ import Testing
         }
     }
 
+    /// The unit's log keeps xcodebuild's own lines; the result bundle and the attachments are one line each.
+    @Test func theLogLeavesThePayloadsOut() {
+        let unit = Self.unit("T", "C", ["testA"])
+        let out = """
+            Test Case '-[T.C testA]' started.
+            Test Case '-[T.C testA]' failed (0.010 seconds).
+            ** TEST EXECUTE FAILED **
+            \(XcodebuildRunner.bundleBegin)
+            {"testNodes": []}
+            \(XcodebuildRunner.bundleEnd)
+            \(XcodebuildRunner.attachmentBegin)shot.png ===
+            iVBORw0KGgo=
+            \(XcodebuildRunner.attachmentEnd)
+
+            """
+        var parser = XcodebuildOutputParser(unit: unit)
+        _ = parser.consume(stdout: Array(out.utf8))
+        _ = parser.finish()
+        let log = String(decoding: parser.takeLog() ?? [], as: UTF8.self)
+        #expect(log.contains("** TEST EXECUTE FAILED **") && log.contains("Test Case '-[T.C testA]' failed"))
+        #expect(!log.contains("testNodes") && !log.contains("iVBORw0KGgo="))
+        #expect(log.contains("[fanout: result bundle's test results,") && log.contains("[fanout: attachment shot.png:"))
+    }
+
+    /// Objective-C classes have no module prefix; a bundle named after its product, not its target, still matches.
+    @Test func objectiveCLinesAndProductNamedBundles() throws {
+        #expect(XcodebuildOutputParser.linuxForm("Test Case '-[LegacyTests testOld]' passed (0.010 seconds).")
+                == "Test Case 'LegacyTests.testOld' passed (0.010 seconds).")
+        let unit = Self.unit("RandomStuffTarget", "RandomStuffTests", ["testExample", "testFoo"])
+        let bundle = try Self.fixture("xcresulttool-test-results-tests-failures-xcode26.json")
+        let stdout = Array("\(XcodebuildRunner.bundleBegin)\n".utf8) + bundle + Array("\n\(XcodebuildRunner.bundleEnd)\n".utf8)
+        let ended = parse(XcodebuildOutputParser(unit: unit), stdout: stdout).compactMap { e -> (String, TestStatus)? in
+            if case .ended(let id, let s, _, _) = e { return (id.name, s) } else { return nil }
+        }
+        #expect(ended.map(\.0) == ["testExample", "testFoo"] && ended.map(\.1) == [.passed, .failed])
+    }
+
+    /// Swift Testing functions outside any suite: `Target/func()` in lists and directly under the bundle.
+    @Test func topLevelSwiftTestingFunctions() throws {
+        let suites = try TestEnumeration.parse(#"{"values":[{"enabledTests":[{"identifier":"AppTests/launches()"},{"identifier":"AppTests/S/t()"}]}]}"#)
+        let top = try #require(suites.first { $0.id.name == SuiteID.swiftTestingTopLevel })
+        #expect(top.id.module == "AppTests" && top.tests == ["launches()"])
+        let item = WorkItem(suite: top.id, framework: .xcodebuild, destination: "d", tests: top.tests, isWholeSuite: true,
+                            estimate: 1, source: .noHistory(secondsPerTest: 1))
+        #expect(XcodebuildRunner.onlyTesting(for: WorkUnit(id: 1, items: [item])) == ["AppTests/launches()"])
+        let json = #"{"testNodes":[{"nodeType":"Unit test bundle","name":"AppTests","children":[{"nodeType":"Test Case","name":"launches()","nodeIdentifier":"launches()","result":"Passed","durationInSeconds":0.5}]}]}"#
+        let results = try XCResultTests.parse(Array(json.utf8))
+        #expect(results.map(\.suite) == [SuiteID.swiftTestingTopLevel] && results.map(\.name) == ["launches()"])
+    }
+
     @Test func withoutABundleTheConsoleStands() {
         let unit = Self.unit("T", "C", ["testA", "testB"])
         let console = """
@@ -224,6 +275,28 @@ import Testing
         #expect(throws: XCTestRunFile.Failure.self) { try XCTestRunFile.parse(Data("not a plist".utf8)) }
     }
 
+    /// `DYLD_FRAMEWORK_PATH` and its kin are `:` lists: each piece counts, and is relocated on its own.
+    @Test func pathListsInAnXCTestRun() throws {
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>MacTests</key><dict>
+              <key>TestBundlePath</key><string>__TESTROOT__/Debug/MacTests.xctest</string>
+              <key>TestingEnvironmentVariables</key><dict>
+                <key>DYLD_FRAMEWORK_PATH</key><string>__TESTROOT__/Debug:__PLATFORMS__/MacOSX.platform/Developer/Library/Frameworks</string>
+                <key>DYLD_LIBRARY_PATH</key><string>/Users/me/Build/Products/PackageFrameworks:__TESTROOT__/Debug</string>
+              </dict>
+            </dict>
+            <key>__xctestrun_metadata__</key><dict><key>FormatVersion</key><integer>1</integer></dict>
+            </dict></plist>
+            """
+        let file = try XCTestRunFile.parse(Data(plist.utf8))
+        #expect(file.folders == ["Debug"] && file.targets == ["MacTests"])
+        let moved = try #require(try XCTestRunFile.relocated(Data(plist.utf8), productFolder: "/Users/me/Build/Products"))
+        #expect(String(decoding: moved, as: UTF8.self).contains("__TESTROOT__/PackageFrameworks:__TESTROOT__/Debug"))
+        #expect(try XCTestRunFile.parse(moved).folders == ["Debug", "PackageFrameworks"])
+    }
+
     @Test func absolutePathsIntoTheProductFolderAreRelocated() throws {
         let data = Data(try Self.fixture("FakeCounterAppTest_FakeAppTestPlan_iphoneos18.0-arm64.formatv2.xctestrun"))
         #expect(try XCTestRunFile.relocated(data, productFolder: "/Users/me/Build/Products") == nil, "already relative")
@@ -262,6 +335,8 @@ import Testing
         #expect(iPad.runtimeIdentifier == "com.apple.CoreSimulator.SimRuntime.iOS-17-5")
         #expect(iPad.identity == "iPad Pro (12.9-inch) (6th generation), iOS Simulator 17.5")
         #expect(iPad.destinationSpecifier == "platform=iOS Simulator,name=iPad Pro (12.9-inch) (6th generation),OS=17.5")
+        #expect(Device(platform: "visionOS Simulator", model: "Apple Vision Pro", os: "2.0").runtimeIdentifier
+                == "com.apple.CoreSimulator.SimRuntime.xrOS-2-0")
         let tv = Device(platform: "tvOS Simulator", model: "Apple TV 4K (3rd generation)", os: "18.0", runtime: "custom.runtime")
         #expect(tv.runtimeIdentifier == "custom.runtime" && tv.osName == "tvOS")
         let mac = Device(platform: "macOS")
@@ -294,7 +369,7 @@ import Testing
         let device = Device(platform: "iOS Simulator", model: "iPhone 16", os: "18.2", xcrun: "/opt/x tools/xcrun")
         let create = SimulatorCommands.create(device, name: "fanout r1 agent-1 slot 0 iphone", environment: [:])
         #expect(create.arguments[1] == "'/opt/x tools/xcrun' simctl create 'fanout r1 agent-1 slot 0 iphone' "
-                + "com.apple.CoreSimulator.SimDeviceType.iPhone-16 com.apple.CoreSimulator.SimRuntime.iOS-18-2")
+                + "'iPhone 16' com.apple.CoreSimulator.SimRuntime.iOS-18-2", "the model by its name, which simctl resolves")
         #expect(SimulatorCommands.createdUDID("A201851A-8D41-48D2-86EE-319440740DAA\n") == "A201851A-8D41-48D2-86EE-319440740DAA")
         #expect(SimulatorCommands.createdUDID("Invalid device type: x\n") == nil)
         #expect(SimulatorCommands.erase(device, udid: "A201851A-8D41-48D2-86EE-319440740DAA", environment: [:])

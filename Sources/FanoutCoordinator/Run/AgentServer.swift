@@ -19,6 +19,20 @@ struct AgentServer: Sendable {
     /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
     /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
     func serve(_ transport: any Transport) async -> Bool {
+        // Simulators of slots whose agent was lost: deleted once it is back, else here at the end.
+        var stale: [SlotSimulators] = []
+        let admitted = await serve(transport, stale: &stale)
+        if !stale.isEmpty {
+            stale = await Self.delete(stale)
+            if !stale.isEmpty {
+                await state.warn("agent \(transport.name) was lost with simulators of this run on it: delete them there "
+                    + "(xcrun simctl list devices | grep 'fanout \(runID) ')")
+            }
+        }
+        return admitted
+    }
+
+    private func serve(_ transport: any Transport, stale: inout [SlotSimulators]) async -> Bool {
         let mine = transport.served(of: prepared.destinations)
         guard !mine.isEmpty else { return false }
         var admitted = false
@@ -50,6 +64,7 @@ struct AgentServer: Sendable {
                 continue
             }
             for notice in transport.takeNotices() { await state.warn(notice) }
+            stale = await Self.delete(stale)
             if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
             let details = transport.details
             if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
@@ -61,7 +76,7 @@ struct AgentServer: Sendable {
             let ready = binaries
             await state.agentReady(transport.name, serves: Set(ready.keys),
                                    hardwareClass: await transport.hardwareClass())
-            let lost = await withTaskGroup(of: Bool.self) { slots in
+            let lost = await withTaskGroup(of: (Bool, SlotSimulators).self) { slots in
                 for index in 0..<transport.slots {
                     let slot = SlotRef(agent: transport.name, index: index)
                     slots.addTask {
@@ -90,11 +105,14 @@ struct AgentServer: Sendable {
                             }
                         }
                         if !lost { await simulators.deleteAll() }
-                        return lost
+                        return (lost, simulators)
                     }
                 }
                 var lost = false
-                for await l in slots where l { lost = true }
+                for await (l, simulators) in slots {
+                    if l { lost = true }
+                    if !simulators.isEmpty { stale.append(simulators) }
+                }
                 return lost
             }
             await state.agentGone(transport.name)
@@ -104,6 +122,16 @@ struct AgentServer: Sendable {
             attempts = 1
         }
         return admitted
+    }
+
+    /// Deletes what it can of these slots' simulators; returns those still there.
+    private static func delete(_ simulators: [SlotSimulators]) async -> [SlotSimulators] {
+        var left: [SlotSimulators] = []
+        for var s in simulators {
+            await s.deleteAll()
+            if !s.isEmpty { left.append(s) }
+        }
+        return left
     }
 
     /// Runs one unit on one slot and collects what it produced.
@@ -131,15 +159,16 @@ struct AgentServer: Sendable {
     private func save(_ files: [TestID: [AttachedFile]], unit: WorkUnit) -> [TestID: [String]] {
         guard !files.isEmpty, let root = reportDirectory else { return [:] }
         var out: [TestID: [String]] = [:]
+        // Screenshots often share a name (`Failure screenshot`), and two tests' names may clean up to one folder:
+        // a path already taken gets `-2`, and so on.
+        var used: Set<String> = []
         for (id, list) in files.sorted(by: { $0.key < $1.key }) {
             let folder = ["attachments", unit.destination, id.suite.description, id.name].map(AttachedFile.safeName)
                 .joined(separator: "/")
-            var used: Set<String> = []
             for file in list {
-                // Screenshots often share a name (`Failure screenshot`): the second is `-2`, and so on.
                 var name = file.name
                 var n = 1
-                while !used.insert(name).inserted {
+                while !used.insert(folder + "/" + name).inserted {
                     n += 1
                     let dot = file.name.lastIndex(of: ".") ?? file.name.endIndex
                     name = file.name[..<dot] + "-\(n)" + file.name[dot...]
@@ -200,8 +229,10 @@ struct AgentServer: Sendable {
             for await event in stream where !handedOver {
                 switch event {
                 case .output(.stdout, let bytes):
-                    log.append(bytes)
-                    handedOver = await !collect(parser.consume(stdout: bytes))
+                    let events = parser.consume(stdout: bytes)
+                    // What a person reads of it (an xcodebuild unit's result bundle and attachments are left out).
+                    log.append(parser.takeLog() ?? bytes)
+                    handedOver = await !collect(events)
                 case .output(.stderr, let bytes):
                     log.append(bytes)
                     stderrLog.append(bytes)
@@ -213,7 +244,9 @@ struct AgentServer: Sendable {
             if handedOver {
                 ending = .handedOver
             } else {
-                _ = await collect(parser.finish())
+                let events = parser.finish()
+                if let rest = parser.takeLog() { log.append(rest) }
+                _ = await collect(events)
             }
             return (collector, log, stderrLog, ending, parser.takeAttachments())
         }

@@ -5,7 +5,7 @@ import FanoutRunners
 /// The simulators of one slot: each simulator destination the slot runs gets a simulator of its own, created on the
 /// slot's first unit there, booted once and reused by the slot's later units (erased first when the destination
 /// asks, or when the unit re-runs failed tests), and deleted when the slot is done. Slots never share one.
-struct SlotSimulators {
+struct SlotSimulators: Sendable {
     let transport: any Transport
     let runID: String
     let slot: SlotRef
@@ -47,13 +47,24 @@ struct SlotSimulators {
         return placed
     }
 
-    /// Deletes every simulator this slot created (best effort: an agent that is gone took them with it).
+    /// True when every simulator this slot created is deleted.
+    var isEmpty: Bool { udids.isEmpty }
+
+    /// Deletes every simulator this slot created; those that could not be deleted (the agent is unreachable) are
+    /// kept, for a later try. Runs outside the caller's task, so that a cancelled run (Ctrl-C, a CI job's SIGTERM)
+    /// still cleans up: a cancelled task's process streams would end before simctl ran.
     mutating func deleteAll() async {
-        for (name, udid) in udids.sorted(by: { $0.key < $1.key }) {
-            guard let (device, env) = devices[name] else { continue }
-            _ = await transport.capture(SimulatorCommands.delete(device, udid: udid, environment: env), timeout: 120)
-        }
-        udids = [:]
+        let me = self
+        udids = await Task.detached {
+            var left: [String: String] = [:]
+            for (name, udid) in me.udids.sorted(by: { $0.key < $1.key }) {
+                guard let (device, env) = me.devices[name] else { continue }
+                let (ending, _, _) = await me.transport.capture(SimulatorCommands.delete(device, udid: udid, environment: env),
+                                                                timeout: 120)
+                if ending != .exited(0) { left[name] = udid }
+            }
+            return left
+        }.value
     }
 
     @discardableResult

@@ -61,9 +61,17 @@ public struct UnitCollector: Sendable {
             issues[id, default: []].append(issue)
         case .ended(let id, let status, let duration, let reason):
             if !started.contains(id) { started.append(id) }
-            // A test that ended by itself did not crash: a crash issue seen before its end (a trap it caught and
-            // survived) is no verdict. The framework's own end line and its own issues decide.
-            let recorded = (issues[id] ?? []).filter { $0.kind != .crash }
+            let again = ended[id] != nil
+            var recorded = issues[id] ?? []
+            if again {
+                // A correction (an xcodebuild result bundle after the console): its verdict is the framework's last
+                // word. Corrected to passed, the earlier issues were known ones (a retried or expected failure).
+                if status == .passed { recorded = recorded.map { var i = $0; i.isFailure = false; return i } }
+            } else if status == .passed {
+                // A test that passed by itself did not crash: a crash issue seen before its end (a trap it caught
+                // and survived) is no verdict. The framework's own end line and its own issues decide.
+                recorded = recorded.filter { $0.kind != .crash }
+            }
             var outcome: Outcome = switch status {
             case .passed: .passed
             case .failed: .failed
@@ -75,7 +83,6 @@ public struct UnitCollector: Sendable {
                                   unit: unit.id, agent: agent)
             // A second end of the same test is a correction (an xcodebuild result bundle read after the console
             // lines): it replaces the attempt, but the test was already reported live once.
-            let again = ended[id] != nil
             ended[id] = attempt
             return again ? nil : (id, attempt)
         case .measured(let m):
@@ -125,7 +132,11 @@ public struct UnitCollector: Sendable {
         // A normal exit with any status (0, 1, 69 for Swift Testing's "nothing matched") means what it did not run,
         // it never will: re-queueing it would loop.
         let abnormal: Bool = switch ending {
-        case .exited: ending.crashSignal != nil || !running.isEmpty
+        case .exited(let code):
+            ending.crashSignal != nil || !running.isEmpty
+                // xcodebuild that gives up (exit 65/70: no runner, no simulator, a runner that crashed for good)
+                // left tests it never reached: they may still run elsewhere (bounded by the re-queue budget).
+                || (unit.framework == .xcodebuild && code != 0 && !expected.isSubset(of: Set(attempts.keys)))
         case .signaled, .timedOut, .agentLost, .cancelled, .failedToStart: true
         // Stopped as it reached the tests it handed over: normal when it had run all the rest.
         case .handedOver: !running.isEmpty || !expected.isSubset(of: Set(attempts.keys))

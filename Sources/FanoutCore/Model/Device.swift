@@ -46,13 +46,16 @@ public struct Device: Hashable, Codable, Sendable {
         platform.hasSuffix(" Simulator") ? String(platform.dropLast(" Simulator".count)) : platform
     }
 
-    /// `com.apple.CoreSimulator.SimRuntime.iOS-18-2`, the runtime identifier simctl lists.
+    /// `com.apple.CoreSimulator.SimRuntime.iOS-18-2`, the runtime identifier simctl lists (visionOS's runtimes are
+    /// `xrOS-2-0`).
     public var runtimeIdentifier: String {
-        runtime ?? "com.apple.CoreSimulator.SimRuntime.\(osName)-" + os.split(separator: ".").joined(separator: "-")
+        let name = osName == "visionOS" ? "xrOS" : osName
+        return runtime ?? "com.apple.CoreSimulator.SimRuntime.\(name)-" + os.split(separator: ".").joined(separator: "-")
     }
 
-    /// `com.apple.CoreSimulator.SimDeviceType.iPhone-16`: simctl's identifier of a model, letters and digits of its
-    /// name joined by `-` (`iPad Pro (12.9-inch) (6th generation)` → `iPad-Pro-12-9-inch-6th-generation`).
+    /// `com.apple.CoreSimulator.SimDeviceType.iPhone-16`: the usual spelling of a model's identifier, letters and
+    /// digits of its name joined by `-`. Only a guess for display (some models are spelled otherwise, e.g.
+    /// `iPod-touch--7th-generation-`): simulators are created by the model's name, or `deviceType` when given.
     public var deviceTypeIdentifier: String {
         if let deviceType { return deviceType }
         var words: [String] = []

@@ -11,13 +11,16 @@ public enum SimulatorCommands {
 
     /// Creates the simulator; its standard output is the new device's UDID.
     public static func create(_ device: Device, name: String, environment: [String: String]) -> Command {
-        shell(ShellQuote.join([device.xcrun, "simctl", "create", name, device.deviceTypeIdentifier, device.runtimeIdentifier]),
+        // simctl takes a device type by its name (`iPhone 16`) or identifier; names do not map to identifiers by
+        // any rule (`iPod touch (7th generation)` is `iPod-touch--7th-generation-`), so the name goes, unless given.
+        shell(ShellQuote.commandWord(device.xcrun) + " "
+              + ShellQuote.join(["simctl", "create", name, device.deviceType ?? device.model, device.runtimeIdentifier]),
               environment)
     }
 
     /// Boots the simulator and waits until it has booted (`bootstatus -b` boots it when needed).
     public static func boot(_ device: Device, udid: String, environment: [String: String]) -> Command {
-        shell(ShellQuote.join([device.xcrun, "simctl", "bootstatus", udid, "-b"]), environment)
+        shell(ShellQuote.commandWord(device.xcrun) + " " + ShellQuote.join(["simctl", "bootstatus", udid, "-b"]), environment)
     }
 
     /// Erases the simulator (a clean app state) and boots it again.

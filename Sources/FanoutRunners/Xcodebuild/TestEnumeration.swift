@@ -36,8 +36,11 @@ public enum TestEnumeration {
         var seen: Set<String> = []
         for identifier in identifiers {
             let parts = identifier.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count >= 3, parts.allSatisfy({ !$0.isEmpty }), seen.insert(identifier).inserted else { continue }
-            let id = SuiteID(module: parts[0], name: parts[1..<(parts.count - 1)].joined(separator: "/"))
+            guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty }), seen.insert(identifier).inserted else { continue }
+            // `Target/func()`: a Swift Testing function outside any suite belongs to the target's top-level suite.
+            let suite = parts.count == 2 ? SuiteID.swiftTestingTopLevel : parts[1..<(parts.count - 1)].joined(separator: "/")
+            if parts.count == 2, !parts[1].hasSuffix(")") { continue }
+            let id = SuiteID(module: parts[0], name: suite)
             if suites[id] == nil { order.append(id) }
             suites[id, default: []].append(parts[parts.count - 1])
         }

@@ -63,7 +63,9 @@ public enum XCResultTests {
             let inner = suites + [node.name ?? ""]
             for child in node.children ?? [] { collect(child, target: target, suites: inner, into: &out) }
         case "Test Case":
-            guard let target, !suites.isEmpty, let result = verdict(node) else { return }
+            guard let target, let result = verdict(node) else { return }
+            // Directly under its bundle: a Swift Testing function outside any suite.
+            let suites = suites.isEmpty ? [SuiteID.swiftTestingTopLevel] : suites
             // The identifier is `Class/method()` (or `Outer/Inner/func()`); the name alone lacks the suite.
             var name = node.name ?? ""
             if let id = node.nodeIdentifier, let slash = id.lastIndex(of: "/") { name = String(id[id.index(after: slash)...]) }

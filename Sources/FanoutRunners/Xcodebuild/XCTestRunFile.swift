@@ -40,9 +40,14 @@ public struct XCTestRunFile: Sendable, Hashable {
         guard !targets.isEmpty else { throw Failure(reason: "it names no test target") }
         var folders: Set<String> = []
         func note(_ value: Any) {
-            if let s = value as? String, let rest = s.dropPrefix("__TESTROOT__/"),
-               let first = rest.split(separator: "/").first.map(String.init), !first.isEmpty, first != ".." {
-                folders.insert(first)
+            if let s = value as? String {
+                // `DYLD_FRAMEWORK_PATH` and the like are lists: `__TESTROOT__/Debug:__PLATFORMS__/…`.
+                for piece in s.split(separator: ":") {
+                    if let rest = piece.dropPrefix("__TESTROOT__/"),
+                       let first = rest.split(separator: "/").first.map(String.init), !first.isEmpty, first != ".." {
+                        folders.insert(first)
+                    }
+                }
             } else if let list = value as? [Any] {
                 list.forEach(note)
             } else if let map = value as? [String: Any] {
@@ -62,9 +67,13 @@ public struct XCTestRunFile: Sendable, Hashable {
         var changed = false
         func rewrite(_ value: Any) -> Any {
             if let s = value as? String {
-                guard s.hasPrefix(folder) else { return s }
-                changed = true
-                return "__TESTROOT__/" + s.dropFirst(folder.count)
+                // Each piece of a `:` list on its own (`/…/Products/Debug:__PLATFORMS__/…`).
+                let pieces = s.split(separator: ":", omittingEmptySubsequences: false).map { piece -> Substring in
+                    guard piece.hasPrefix(folder) else { return piece }
+                    changed = true
+                    return "__TESTROOT__/" + piece.dropFirst(folder.count)
+                }
+                return pieces.joined(separator: ":")
             }
             if let list = value as? [Any] { return list.map(rewrite) }
             if let map = value as? [String: Any] { return map.mapValues(rewrite) }

@@ -28,6 +28,10 @@ public struct XcodebuildOutputParser: OutputParser {
     private var started: Set<TestID> = []
     /// Issues waiting for their test's end line.
     private var held: [TestEvent] = []
+    /// The lines for the unit's log since the last `takeLog()`: everything but the result bundle and attachments,
+    /// which are summed up in one line each.
+    private var logLines: [UInt8] = []
+    private var payloadBytes = 0
     private let tests: [TestID]
 
     /// A result bundle's test results larger than this are not read (the console's verdicts stand).
@@ -90,10 +94,23 @@ public struct XcodebuildOutputParser: OutputParser {
         return events
     }
 
+    public mutating func takeLog() -> [UInt8]? {
+        defer { logLines = [] }
+        return logLines
+    }
+
+    private mutating func note(_ line: String) {
+        logLines += line.utf8
+        logLines.append(0x0A)
+    }
+
     private mutating func handle(_ line: String, into events: inout [TestEvent]) {
+        if attachment != nil || inBundle { payloadBytes += line.utf8.count + 1 }
         if var current = attachment {
             attachment = nil
             if line == XcodebuildRunner.attachmentEnd {
+                note("[fanout: attachment \(current.name): \(payloadBytes) bytes of base64, kept in the report folder]")
+                payloadBytes = 0
                 if let data = Data(base64Encoded: Data(current.base64), options: .ignoreUnknownCharacters),
                    attachmentBytes + data.count <= Self.attachmentsLimit {
                     attachmentBytes += data.count
@@ -107,14 +124,18 @@ public struct XcodebuildOutputParser: OutputParser {
         }
         if let rest = line.dropPrefix(XcodebuildRunner.attachmentBegin), rest.hasSuffix(" ===") {
             attachment = (String(rest.dropLast(4)), [])
+            payloadBytes = 0
             return
         }
         if line == XcodebuildRunner.bundleBegin {
             inBundle = true
+            payloadBytes = 0
             return
         }
         if line == XcodebuildRunner.bundleEnd {
             inBundle = false
+            note("[fanout: result bundle's test results, \(payloadBytes) bytes of JSON, read]")
+            payloadBytes = 0
             return
         }
         if inBundle {
@@ -127,6 +148,7 @@ public struct XcodebuildOutputParser: OutputParser {
             }
             return
         }
+        note(line)
         events += track(inner.consume(stdout: Array((Self.linuxForm(line) + "\n").utf8)))
     }
 
@@ -164,14 +186,19 @@ public struct XcodebuildOutputParser: OutputParser {
     /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise.
     private mutating func reconcile(_ results: [XCResultTests.Result]) -> [TestEvent] {
         var byName: [String: XCResultTests.Result] = [:]
+        var bySuite: [String: XCResultTests.Result] = [:]
         for r in results {
             // `Target/Class/method()`: XCTest methods appear with `()` in bundles, not in `-only-testing:`.
             byName["\(r.target)/\(r.suite)/\(r.name)"] = r
+            // A bundle named otherwise than its target (its product name): `Class/method()` is unique within a unit,
+            // which never holds two same-named classes.
+            bySuite["\(r.suite)/\(r.name)"] = r
         }
         var events: [TestEvent] = []
         for id in tests {
             let key = "\(id.suite.module)/\(id.suite.name)/\(id.name)"
-            guard let r = byName[key] ?? byName[key + "()"] else { continue }
+            let short = "\(id.suite.name)/\(id.name)"
+            guard let r = byName[key] ?? byName[key + "()"] ?? bySuite[short] ?? bySuite[short + "()"] else { continue }
             if ended[id] == r.status { continue }
             // A start only for a test the console never reported: a clone's line ends a test it never started.
             if !started.contains(id), ended[id] == nil { events.append(.started(id)) }
@@ -202,8 +229,9 @@ public struct XcodebuildOutputParser: OutputParser {
         guard let space = tail.firstIndex(of: " "), let close = tail[space...].firstIndex(of: "]") else { return line }
         let qualified = tail[..<space]
         let method = tail[tail.index(after: space)..<close]
-        guard !method.isEmpty, !method.contains(" "), let dot = qualified.firstIndex(of: ".") else { return line }
-        let cls = qualified[qualified.index(after: dot)...]
+        guard !method.isEmpty, !method.contains(" "), !qualified.isEmpty else { return line }
+        // `Target.Class` for Swift classes; an Objective-C class has no module prefix (`-[LoginTests testX]`).
+        let cls = qualified.firstIndex(of: ".").map { qualified[qualified.index(after: $0)...] } ?? qualified
         guard !cls.isEmpty else { return line }
         return String(line[..<open.lowerBound]) + cls + "." + method + line[tail.index(after: close)...]
     }

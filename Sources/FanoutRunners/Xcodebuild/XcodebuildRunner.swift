@@ -57,14 +57,18 @@ public struct XcodebuildRunner: TestRunner {
         xcodebuild += Self.onlyTesting(for: unit).map { q("-only-testing:" + $0) }
         xcodebuild += destination.arguments.map(q)
         let xcrun = ShellQuote.commandWord(device.xcrun)
-        // The result bundle lives in a private temporary folder of the agent, removed when the unit ends. When a test
+        // The result bundle lives in a private temporary folder of the agent, removed when the unit ends (a unit killed
+        // at its time limit cannot: later units remove such folders once they are 12 hours old). When a test
         // failed, the attachments of failures (UI tests' screenshots) come back on standard output first, in base64
         // with the export's manifest, which says whose they are.
         let script = """
-            r=$(mktemp -d "${TMPDIR:-/tmp}/fanout-xcresult.XXXXXX") || exit 70
+            t=${TMPDIR:-/tmp}
+            find "$t" -maxdepth 1 -name 'fanout-xcresult.*' -mmin +720 -exec rm -rf {} + 2>/dev/null
+            r=$(mktemp -d "$t/fanout-xcresult.XXXXXX") || exit 70
             trap 'rm -rf "$r"' EXIT
             \(xcodebuild.joined(separator: " "))
             s=$?
+            echo
             echo \(q(Self.bundleBegin))
             [ -d "$r/unit.xcresult" ] && \(xcrun) xcresulttool get test-results tests --path "$r/unit.xcresult" --format json
             echo
@@ -72,7 +76,7 @@ public struct XcodebuildRunner: TestRunner {
             if [ $s != 0 ] && [ -d "$r/unit.xcresult" ] && \(xcrun) xcresulttool export attachments --path "$r/unit.xcresult" \
               --output-path "$r/attachments" --only-failures >/dev/null 2>&1; then
               for f in "$r/attachments"/*; do
-                [ -f "$f" ] && [ "$(wc -c < "$f")" -le \(Self.attachmentLimit) ] || continue
+                [ -f "$f" ] && [ $(($(wc -c < "$f"))) -le \(Self.attachmentLimit) ] || continue
                 echo "\(Self.attachmentBegin)${f##*/} ==="
                 base64 < "$f"
                 echo \(q(Self.attachmentEnd))
@@ -86,6 +90,8 @@ public struct XcodebuildRunner: TestRunner {
     /// `Target/Class` for whole classes, `Target/Class/method` for parts of classes.
     public static func onlyTesting(for unit: WorkUnit) -> [String] {
         unit.items.flatMap { item -> [String] in
+            // Swift Testing functions outside any suite are `Target/func()`: selected one by one.
+            if item.suite.name == SuiteID.swiftTestingTopLevel { return item.tests.map { "\(item.suite.module)/\($0)" } }
             let base = "\(item.suite.module)/\(item.suite.name)"
             return item.isWholeSuite ? [base] : item.tests.map { "\(base)/\($0)" }
         }
