@@ -110,6 +110,50 @@ private func sigkill(_ p: Process) async {
         #expect(!folders.contains(where: exists), "run folders left: \(folders)")
     }
 
+    /// A dead coordinator cannot delete its simulators: each agent's watchdog does, from the list the run kept in its
+    /// folder (replay harness of AppleDestinationTests, real UI-test durations so the run is mid-unit).
+    @Test func aSigkilledCoordinatorsSimulatorsAreDeletedByTheWatchdog() async throws {
+        let dir = try TempDir()
+        let state = try AppleDestinationTests.sharedState(dir)
+        let replay = AppleDestinationTests.replay
+        _ = try await Self.fleet.settings()
+        var text = try String(contentsOfFile: Self.fleet.directory + "/fleet.yml", encoding: .utf8)
+        text += """
+
+            ssh:
+              lease: \(Self.lease)
+            destinations:
+              - name: iphone
+                runner: xcodebuild
+                bundle: \(AppleDestinationTests.xctestrun)
+                device: {platform: iOS Simulator, model: iPhone 17 Pro, os: "26.2", xcodebuild: \(replay)/bin/xcodebuild, xcrun: \(replay)/bin/xcrun}
+                environment: {FANOUT_REPLAY_STATE: \(state), FANOUT_REPLAY_TIME_SCALE: "1"}
+
+            """
+        let config = dir.file("apple.yml")
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        let p = try startFanout(["--config", config, "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")], in: dir)
+        let started = Date().addingTimeInterval(90)
+        while p.isRunning, Date() < started,
+              !((try? AppleDestinationTests.invocations(state)) ?? []).contains(where: { $0["action"] as? String == "test" }) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        await sigkill(p)
+        func created() throws -> Set<String> {
+            Set(try AppleDestinationTests.invocations(state).filter { $0["action"] as? String == "create" }.compactMap { $0["udid"] as? String })
+        }
+        func deleted() throws -> Set<String> {
+            Set(try AppleDestinationTests.invocations(state).filter { $0["action"] as? String == "delete" }.compactMap { $0["udid"] as? String })
+        }
+        #expect(!(try created()).isEmpty, "the run created simulators before it was killed")
+        let reaped = Date().addingTimeInterval(Double(Self.lease) * 5 + 10)
+        while Date() < reaped, try created() != deleted() {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let (made, gone) = (try created(), try deleted())
+        #expect(made == gone, "left behind: \(made.subtracting(gone))")
+    }
+
     @Test func theNextRunReapsWhatALostWatchdogLeftAndSaysSo() async throws {
         let dir = try TempDir()
         // The watchdogs die too (as if someone killed them): only the next run's preparation can clean up.

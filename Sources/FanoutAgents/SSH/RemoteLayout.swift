@@ -148,10 +148,16 @@ public struct RemoteLayout: Sendable, Hashable {
     public var lease: String { runDir + "/lease" }
     public var watchdogPID: String { runDir + "/watchdog" }
 
-    /// Kills every unit group recorded under `pidsDir` (a shell variable or quoted path) and removes `dir`.
+    /// Kills every unit group recorded under `pidsDir` (a shell variable or quoted path), deletes the simulators the
+    /// run recorded (`simulators.sh`, one `simctl delete` line each), and removes `dir`.
     private static func reap(pids pidsDir: String, dir: String) -> String {
-        "for f in \(pidsDir)/*; do [ -f \"$f\" ] && kill -KILL -\"$(cat \"$f\")\" 2>/dev/null; done; rm -rf \(dir)"
+        "for f in \(pidsDir)/*; do [ -f \"$f\" ] && kill -KILL -\"$(cat \"$f\")\" 2>/dev/null; done; "
+            + "[ -f \(dir)/\(simulatorsScript) ] && sh \(dir)/\(simulatorsScript) >/dev/null 2>&1; rm -rf \(dir)"
     }
+
+    /// The file in a run's folder that lists, as shell lines, how to delete each simulator the run created: the
+    /// watchdog runs it when the coordinator is gone, since nobody else would delete them.
+    public static let simulatorsScript = "simulators.sh"
 
     /// Seconds since a file was last touched, by the agent's clock (GNU stat, else BSD stat); huge when it is gone.
     private static func age(_ file: String) -> String {

@@ -39,6 +39,8 @@ struct SlotSimulators: Sendable {
             }
             udids[destination.name] = udid
             devices[destination.name] = (device, env)
+            _ = await transport.capture(SimulatorCommands.record(SimulatorCommands.delete(device, udid: udid, environment: env),
+                                                                 in: RemoteLayout.simulatorsScript), timeout: 30)
             try await run(SimulatorCommands.boot(device, udid: udid, environment: env), "booting simulator \(udid)")
             device.udid = udid
         }
