@@ -88,13 +88,8 @@ public struct RunSettings: Sendable, Hashable {
         return s
     }
 
-    /// The time limit of a unit with this estimate.
-    public func timeout(forEstimate estimate: Double) -> Double {
-        max(minimumTimeout, timeoutFactor * estimate)
-    }
-
     /// The time limit of a unit with this estimate on `spec` (a simulator's floor is higher).
-    public func timeout(forEstimate estimate: Double, on spec: DestinationSpec?) -> Double {
+    public func timeout(forEstimate estimate: Double, on spec: DestinationSpec? = nil) -> Double {
         let floor = spec?.minimumTimeout
             ?? (spec?.destination.device?.isSimulator == true ? max(minimumTimeout, DestinationSpec.simulatorMinimumTimeout) : minimumTimeout)
         return max(floor, timeoutFactor * estimate)

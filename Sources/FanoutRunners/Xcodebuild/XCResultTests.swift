@@ -127,14 +127,16 @@ public enum XCResultTests {
         return Issue(kind: kind, message: String(message), location: location, isFailure: isFailure)
     }
 
+    /// The units of a `duration` text, `ms` before `m` and `s`.
+    static let durationUnits: [(String, Double)] = [("ms", 0.001), ("h", 3600), ("m", 60), ("s", 1)]
+
     /// `durationInSeconds`, else `duration` as xcresulttool prints it: `0.0013s`, `2m 5s`, `1h 2m 3s`, `12ms`.
     static func seconds(_ node: Node) -> Double {
         if let d = node.durationInSeconds, d.isFinite, d >= 0 { return d }
         guard let text = node.duration else { return 0 }
         var total = 0.0
         for part in text.replacingOccurrences(of: ",", with: ".").split(separator: " ") {
-            let units: [(String, Double)] = [("ms", 0.001), ("h", 3600), ("m", 60), ("s", 1)]
-            guard let (suffix, factor) = units.first(where: { part.hasSuffix($0.0) }),
+            guard let (suffix, factor) = durationUnits.first(where: { part.hasSuffix($0.0) }),
                   let value = Double(part.dropLast(suffix.count)), value.isFinite, value >= 0 else { continue }
             total += value * factor
         }
