@@ -6,9 +6,13 @@ public enum OutputStreamKind: Sendable, Hashable {
     case stdout, stderr
 }
 
-/// What a running process reports: output as it is written, then exactly one ending.
+/// What a running process reports: output as it is written, what its process group consumed so far (sampled
+/// every ``ProcessEvent/usageInterval`` where the transport can measure it, and once more at the end), then
+/// exactly one ending.
 public enum ProcessEvent: Sendable, Hashable {
     case output(OutputStreamKind, [UInt8])
+    /// Cumulative for the unit: each sample replaces the one before.
+    case usage(ResourceUsage)
     case ended(UnitEnding)
 }
 
@@ -63,6 +67,10 @@ public protocol Transport: Sendable {
 
     /// Where the agent is, what deploying to it cost, and why it was lost: for the report.
     var details: AgentDetails { get }
+
+    /// The machine's cores and memory (read once per run): capacities for planning and the CPU lower bound.
+    /// Nil when the agent cannot tell.
+    func resources() async -> AgentResources?
 }
 
 /// The destinations an agent serves: those it names, else those whose required tags it has.
@@ -121,6 +129,7 @@ extension Transport {
     public func takeNotices() -> [String] { [] }
     public var serving: AgentServing { .everything }
     public var details: AgentDetails { AgentDetails() }
+    public func resources() async -> AgentResources? { nil }
 }
 
 /// `Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz × 8` from the output of `HardwareClass.probe`.
@@ -149,6 +158,7 @@ extension Transport {
             case .output(.stdout, let bytes): out += bytes
             case .output(.stderr, let bytes): err += bytes
             case .ended(let e): ending = e
+            case .usage: break
             }
         }
         return (ending, out, err)

@@ -53,6 +53,7 @@ enum Processes {
             case .output(.stdout, let bytes): out += bytes
             case .output(.stderr, let bytes): err += bytes
             case .ended(let e): ending = e
+            case .usage: break
             }
         }
         let end = BenchClock.now()

@@ -211,6 +211,7 @@ struct AgentServer: Sendable {
             var log = LogBuffer()
             var stderrLog = LogBuffer(limit: 16 * 1024)
             var ending = UnitEnding.cancelled
+            var usage: ResourceUsage?
             var handedOver = false
             /// False once the process starts a test that another unit took over: it is stopped right there.
             func collect(_ events: [TestEvent]) async -> Bool {
@@ -237,6 +238,8 @@ struct AgentServer: Sendable {
                     log.append(bytes)
                     stderrLog.append(bytes)
                     handedOver = await !collect(parser.consume(stderr: bytes))
+                case .usage(let u):
+                    usage = u
                 case .ended(let e):
                     ending = e
                 }
@@ -248,10 +251,10 @@ struct AgentServer: Sendable {
                 if let rest = parser.takeLog() { log.append(rest) }
                 _ = await collect(events)
             }
-            return (collector, log, stderrLog, ending, parser.takeAttachments())
+            return (collector, log, stderrLog, ending, parser.takeAttachments(), usage)
         }
         await state.setCanceller(unit.id) { consumer.cancel() }
-        let (finalCollector, log, stderrLog, ending, attached) = await withTaskCancellationHandler {
+        let (finalCollector, log, stderrLog, ending, attached, usage) = await withTaskCancellationHandler {
             await consumer.value
         } onCancel: {
             consumer.cancel()
@@ -264,7 +267,8 @@ struct AgentServer: Sendable {
             result.attempts[id]?.attachments = paths
         }
         return FinishedUnit(unit: collector.unit.items.isEmpty ? unit : collector.unit, slot: slot, startedAt: start,
-                            endedAt: now(), ending: ending, command: command.description, log: log.text, result: result)
+                            endedAt: now(), ending: ending, command: command.description, log: log.text, result: result,
+                            usage: usage)
     }
 }
 

@@ -23,6 +23,8 @@ struct FinishedUnit: Sendable {
     var command: String
     var log: String
     var result: UnitResult
+    /// What its processes consumed, when the agent measured it.
+    var usage: ResourceUsage? = nil
 }
 
 extension FinishedUnit {
@@ -30,7 +32,7 @@ extension FinishedUnit {
     var record: UnitRecord {
         UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: startedAt, endedAt: endedAt,
                    ending: ending.description, superseded: superseded, takenFrom: takenFrom, handedOver: handedOver,
-                   command: command, log: log, result: result)
+                   command: command, log: log, result: result, usage: usage)
     }
 }
 

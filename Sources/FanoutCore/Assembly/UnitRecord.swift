@@ -20,10 +20,12 @@ public struct UnitRecord: Sendable, Hashable {
     public var command: String
     public var log: String
     public var result: UnitResult
+    /// What its processes consumed (nil: the agent could not measure it).
+    public var usage: ResourceUsage?
 
     public init(unit: WorkUnit, agent: String, slot: Int, startedAt: Double, endedAt: Double, ending: String,
                 superseded: Bool = false, takenFrom: Int? = nil, handedOver: Int = 0, command: String = "",
-                log: String = "", result: UnitResult) {
+                log: String = "", result: UnitResult, usage: ResourceUsage? = nil) {
         self.unit = unit
         self.agent = agent
         self.slot = slot
@@ -36,6 +38,7 @@ public struct UnitRecord: Sendable, Hashable {
         self.command = command
         self.log = log
         self.result = result
+        self.usage = usage
     }
 }
 

@@ -4,8 +4,9 @@ public enum UnitEnding: Hashable, Codable, Sendable, CustomStringConvertible {
     case exited(Int32)
     /// The process was killed by this signal (reported by the transport directly).
     case signaled(Int32)
-    /// Fanout killed the process group because the unit ran past its time limit.
-    case timedOut(limit: Double)
+    /// Fanout killed the process group at a time limit: a test stopped making progress (its stall window), ran
+    /// past its ceiling, or the unit ran past its transport's backstop.
+    case timedOut(TimeLimitHit)
     /// The agent went away (connection lost, frozen, rebooted) while the unit ran.
     case agentLost(String)
     /// The run was interrupted (SIGINT/SIGTERM) and the unit was killed.
@@ -29,11 +30,59 @@ public enum UnitEnding: Hashable, Codable, Sendable, CustomStringConvertible {
         switch self {
         case .exited(let c): crashSignal.map { "exit \(c) (\(signalName($0)))" } ?? "exit \(c)"
         case .signaled(let s): "killed by \(signalName(s))"
-        case .timedOut(let limit): "timed out after \(formatSeconds(limit))"
+        case .timedOut(let hit): hit.description
         case .agentLost(let why): "agent lost: \(why)"
         case .cancelled: "cancelled"
         case .failedToStart(let why): "failed to start: \(why)"
         case .handedOver: "stopped where the tests it had not started were taken over by other units (work stealing)"
+        }
+    }
+}
+
+extension UnitEnding {
+    /// The transport's own backstop fired: the whole unit ran `limit` seconds.
+    public static func timedOut(limit: Double) -> UnitEnding { .timedOut(TimeLimitHit(kind: .unit, limit: limit)) }
+}
+
+/// Which time limit ended a unit, and where it stood.
+public struct TimeLimitHit: Hashable, Codable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Hashable, Codable, Sendable {
+        /// No output and no CPU time for the stall window: the test stopped making progress.
+        case stalled
+        /// The test ran past its ceiling although it kept busy (a busy infinite loop).
+        case ceiling
+        /// The transport's backstop for the whole unit (the coordinator's own watch should fire first).
+        case unit
+    }
+
+    public var kind: Kind
+    /// The limit that was reached, in seconds (the stall window, the ceiling, or the unit's backstop).
+    public var limit: Double
+    /// The test that was running, when one was.
+    public var test: TestID?
+    /// How long that test had run when it was stopped (a censored observation: it takes at least this long).
+    public var elapsed: Double?
+    /// Where the limit came from, for people (`no history: the default`, `5 × its p95 of 2.1 s`).
+    public var basis: String?
+
+    public init(kind: Kind, limit: Double, test: TestID? = nil, elapsed: Double? = nil, basis: String? = nil) {
+        self.kind = kind
+        self.limit = limit
+        self.test = test
+        self.elapsed = elapsed
+        self.basis = basis
+    }
+
+    public var description: String {
+        let why = basis.map { " (\($0))" } ?? ""
+        switch kind {
+        case .stalled:
+            return "stalled: no output and no CPU time for \(formatSeconds(limit))\(why)"
+                + (elapsed.map { ", after running \(formatSeconds($0))" } ?? "")
+        case .ceiling:
+            return "ran past its ceiling of \(formatSeconds(limit))\(why) while still busy"
+        case .unit:
+            return "timed out after \(formatSeconds(limit))"
         }
     }
 }

@@ -87,6 +87,14 @@ public struct AgentInfo: Codable, Sendable, Hashable {
     /// Mean start-up cost of one test process measured on this agent (unit time minus the suites' own time), in
     /// seconds. Used to size batches; never counted as test time in the history.
     public var overhead: Double?
+    /// The agent's machine: online CPUs, physical memory in bytes, and an identity shared by agents on one machine.
+    /// Absent when the agent could not tell (and in reports written before they were measured).
+    public var cores: Int?
+    public var memoryBytes: Int64?
+    public var machine: String?
+    /// CPU seconds (user + system) its units consumed, and that as a share of its cores over the run's makespan.
+    public var cpuSeconds: Double?
+    public var cpuBusy: Double?
 
     public init(name: String, transport: String, slots: Int, host: String? = nil, deployedBytes: Int? = nil,
                 deploySeconds: Double? = nil, problem: String? = nil, overhead: Double? = nil) {
@@ -163,6 +171,10 @@ public struct UnitReport: Codable, Sendable, Hashable {
     public var takenFrom: Int?
     /// Work stealing: how many of its tests this unit handed over to other units before it started them.
     public var handedOver: Int?
+    /// CPU seconds (user + system) of its processes, and the peak resident memory of the largest, in bytes.
+    /// Absent when the agent could not measure them.
+    public var cpuSeconds: Double?
+    public var peakMemoryBytes: Int64?
 
     public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
                 testCount: Int, estimate: Double, startedAt: Double, duration: Double, ending: String,
@@ -199,6 +211,8 @@ public struct ClassReport: Codable, Sendable, Hashable {
     /// not split): only such times teach the timing history.
     public var timingIsComplete: Bool
     public var agent: String?
+    /// CPU seconds its tests consumed (their share of their units' CPU time); absent when not measured.
+    public var cpuSeconds: Double?
 
     public init(suite: SuiteID, framework: Framework, destination: String, testCount: Int, estimate: Double,
                 estimateSource: String, actual: Double?, outcome: Outcome, timingIsComplete: Bool,
@@ -256,6 +270,15 @@ public struct Timing: Codable, Sendable, Hashable {
     public var classLowerBound: Double?
     /// makespan / lowerBound (1.0 is perfect).
     public var efficiency: Double
+    /// CPU seconds (user + system) of every unit of the run, and the cores of the machines that ran them (each
+    /// machine counted once, however many agents it holds). Absent when not measured.
+    public var cpuSeconds: Double?
+    public var cores: Int?
+    /// cpuSeconds / cores: no schedule on these machines ends sooner. Part of `lowerBound`.
+    public var cpuLowerBound: Double?
+    /// Which term of `lowerBound` binds: `slots` (test time / slots), `longest test`, `cpu` (CPU time / cores), or
+    /// `destination NAME` (its test time / the slots serving it).
+    public var boundBy: String?
 
     public init(wall: Double, preparation: Double, makespan: Double, lowerBound: Double, classLowerBound: Double? = nil) {
         self.wall = wall

@@ -11,6 +11,9 @@ public struct Attempt: Hashable, Codable, Sendable {
     /// Files the test attached (screenshots of a failed UI test), copied back from the agent: paths relative to
     /// the report folder.
     public var attachments: [String]?
+    /// CPU seconds its process consumed while this test ran (sampled: a share of the unit's CPU time, so short tests
+    /// may show 0); absent when the agent could not measure it.
+    public var cpuSeconds: Double?
 
     public init(outcome: Outcome, duration: Double, issues: [Issue] = [], skipReason: String? = nil, unit: Int,
                 agent: String, diagnostics: String? = nil) {
