@@ -75,7 +75,7 @@ struct AgentServer: Sendable {
             attempts = 0
             let ready = binaries
             await state.agentReady(transport.name, serves: Set(ready.keys),
-                                   hardwareClass: await transport.hardwareClass())
+                                   hardwareClass: await transport.hardwareClass(), resources: await transport.resources())
             let lost = await withTaskGroup(of: (Bool, SlotSimulators).self) { slots in
                 for index in 0..<transport.slots {
                     let slot = SlotRef(agent: transport.name, index: index)

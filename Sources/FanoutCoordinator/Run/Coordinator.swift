@@ -135,6 +135,7 @@ public final class Coordinator: Sendable {
         let reason = interrupted ? "the run was interrupted before this test ran"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
         let overheads = await state.measuredOverheads
+        let resources = await state.resources
         // Only usable agents' slots serve a destination: the measured lower bound of each destination uses them.
         let serving = Dictionary(uniqueKeysWithValues: prepared.destinations.map { spec in
             (spec.name, transports.filter { usable.contains($0.name) && !$0.served(of: [spec]).isEmpty }
@@ -148,10 +149,16 @@ public final class Coordinator: Sendable {
             destinations: prepared.destinations.map(\.name),
             agents: transports.map { t in
                 let d = t.details
-                return AgentInfo(name: t.name, transport: t.kind.rawValue, slots: t.slots, host: d.host,
-                                 deployedBytes: d.deployedBytes, deploySeconds: d.deploySeconds,
-                                 problem: usable.contains(t.name) ? d.lostReason : "not usable (see warnings)",
-                                 overhead: overheads[t.name])
+                var info = AgentInfo(name: t.name, transport: t.kind.rawValue, slots: t.slots, host: d.host,
+                                     deployedBytes: d.deployedBytes, deploySeconds: d.deploySeconds,
+                                     problem: usable.contains(t.name) ? d.lostReason : "not usable (see warnings)",
+                                     overhead: overheads[t.name])
+                if let r = resources[t.name] {
+                    info.cores = r.cores
+                    info.memoryBytes = r.memoryBytes
+                    info.machine = r.machine
+                }
+                return info
             },
             anyAgentUsable: !usable.isEmpty,
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,

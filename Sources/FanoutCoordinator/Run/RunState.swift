@@ -192,16 +192,20 @@ actor RunState {
     private var liveAgents: Set<String> = []
     var serves: [String: Set<String>] = [:]
     private var hardware: [String: String] = [:]
+    /// Each agent's cores and memory, as it reported them when it was admitted.
+    private(set) var resources: [String: AgentResources] = [:]
     private let retries: Int
 
     /// Work is queued or running: a lost agent is worth re-admitting.
     var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty) }
 
     /// An agent is deployed, takes work for these destinations, and is of this hardware class.
-    func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?) {
+    func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?,
+                    resources: AgentResources? = nil) {
         liveAgents.insert(name)
         serves[name] = destinations
         if let hardwareClass { hardware[name] = hardwareClass }
+        if let resources { self.resources[name] = resources }
         wakeAll()
     }
 
