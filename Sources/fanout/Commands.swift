@@ -27,11 +27,16 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The report folder (default: .fanout/reports/<run-id>).")
     var reportDir: String?
 
-    @Option(help: "A unit may run this many times its estimate before it is killed (default 3).")
-    var timeoutFactor: Double?
+    @Option(help: ArgumentHelp("A test with no history is hung after this many seconds with no output and no CPU time "
+        + "(default 300); with history, 5 × its p95 (at least 10 s).", valueName: "seconds"))
+    var stallTimeout: Double?
 
-    @Option(help: "No unit is killed before this many seconds (default 60).")
-    var minTimeout: Double?
+    @Option(help: ArgumentHelp("A test with no history is stopped after running this long even while busy (default 1800); "
+        + "with history, 10 × its p95 (at least 120 s).", valueName: "seconds"))
+    var testTimeout: Double?
+
+    @Option(help: .hidden) var timeoutFactor: Double?
+    @Option(help: .hidden) var minTimeout: Double?
 
     @Flag(help: "Do not record this run in the timing history.")
     var noRecord = false
@@ -59,8 +64,13 @@ struct Run: AsyncParsableCommand {
     mutating func run() async throws {
         var settings = try common.settings()
         if let reportDir { settings.reportDirectory = reportDir }
-        if let timeoutFactor { settings.timeoutFactor = timeoutFactor }
-        if let minTimeout { settings.minimumTimeout = minTimeout }
+        if timeoutFactor != nil || minTimeout != nil {
+            throw FanoutError("--\(timeoutFactor != nil ? "timeout-factor" : "min-timeout") is gone: Fanout no longer kills a unit at a multiple of its estimate",
+                              hint: "A test is stopped only when it makes no progress (no output, no CPU) for --stall-timeout seconds, "
+                                + "or runs past --test-timeout (see README.md, \"Timeouts\").")
+        }
+        if let stallTimeout { settings.timeLimits.stall = stallTimeout }
+        if let testTimeout { settings.timeLimits.ceiling = testTimeout }
         if noRecord { settings.recordHistory = false }
         if keepRemote { settings.ssh.keepRemote = true }
         if let retries { settings.retries = retries }

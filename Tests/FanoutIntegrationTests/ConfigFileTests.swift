@@ -17,7 +17,7 @@ import Testing
             filter: ["^A\\\\.", "B"]
             skip: Slow
             build: { configuration: release, flags: [-Xswiftc, -DCI] }
-            timeout: { factor: 2, minimum: 5 }
+            timeout: { stall: 5, ceiling: 50, stall_factor: 4, classes: [{ match: "^App\\\\.Slow", ceiling: 20 }] }
             destination:
               name: ci
               environment: { TOKEN: "${SECRET}-x" }
@@ -25,7 +25,8 @@ import Testing
         #expect(s.slots == 3)
         #expect(s.filters == ["^A\\.", "B"] && s.skips == ["Slow"])
         #expect(s.configuration == "release" && s.buildFlags == ["-Xswiftc", "-DCI"])
-        #expect(s.timeoutFactor == 2 && s.minimumTimeout == 5)
+        #expect(s.timeLimits.stall == 5 && s.timeLimits.ceiling == 50 && s.timeLimits.stallFactor == 4)
+        #expect(s.classTimeLimits == [ClassTimeLimit(pattern: "^App\\.Slow", ceiling: 20)])
         #expect(s.destination.name == "ci" && s.destination.environment["TOKEN"] == "s3-x")
     }
 
@@ -45,7 +46,9 @@ import Testing
         ("destinations:\n  - name: d\n    runner: xcodebuild\n    device: { model: \"iPhone 16,OS=17\", os: \"18.2\" }\n",
          "f.yml:4", "without ',' or '='"),
         ("destinations:\n  - name: d\n    device: { model: iPhone 16, os: \"18.2\" }\n", "f.yml:3", "needs `runner: xcodebuild`"),
-        ("destinations:\n  - name: d\n    runner: xcodebuild\n    device: { os: \"18.2\" }\n", "f.yml:4", "needs `model`"),
+        ("destinations:\n  - name: d\n    runner: xcodebuild\n    device: { os: \"18.2\" }\n", "f.yml:4", "needs `model`"),        ("timeout: { factor: 3, minimum: 60 }\n", "f.yml", "is gone: Fanout no longer kills a unit at a multiple of its estimate"),
+        ("timeout:\n  classes:\n    - { match: Slow }\n", "f.yml:3", "needs `stall` or `ceiling`"),
+        ("timeout: { stal: 3 }\n", "f.yml:1", "unknown key 'timeout.stal'"),
     ])
     func errorsNameTheFileLineAndKey(text: String, place: String, message: String) {
         var s = RunSettings()
@@ -81,7 +84,7 @@ import Testing
         #expect(s.destinations[1].destination.deviceClass == "iPad Air 11-inch (M3), iOS Simulator 18.2")
         #expect(s.destinations[1].destination.environment["DEVELOPER_DIR"]?.hasPrefix("/Applications/Xcode") == true)
         try s.validate()
-        #expect(s.timeout(forEstimate: 1, on: s.destinations[1]) == 300, "UI tests on a simulator get a higher floor")
+        #expect(s.timeLimitFloor(on: s.destinations[1]) == 300, "UI tests on a simulator get a higher floor")
     }
 
     @Test func anXcodebuildDestinationNeedsAnXCTestRun() {

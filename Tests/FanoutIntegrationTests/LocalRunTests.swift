@@ -126,7 +126,7 @@ import Testing
         let dir = try TempDir()
         var settings = demoSettings(bundle: bundle, dir: dir, filters: ["SessionTimeoutTests"], env: ["DEMO_HANG": "1"],
                                     slots: 1)
-        settings.minimumTimeout = 3
+        settings.timeLimits.stall = 3
         let outcome = try await Coordinator(settings: settings).run()
         let r = outcome.report
         #expect(outcome.exitCode == .testFailures)

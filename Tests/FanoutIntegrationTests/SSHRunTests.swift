@@ -69,7 +69,7 @@ import Testing
         let dir = try TempDir()
         var settings = try await fleetSettings(dir, filters: ["WorkerPoolTests", "SessionTimeoutTests"],
                                                env: ["DEMO_CRASH": "1", "DEMO_HANG": "1"])
-        settings.minimumTimeout = 3
+        settings.timeLimits.stall = 3
         let outcome = try await Coordinator(settings: settings).run()
         let r = outcome.report
         #expect(outcome.exitCode == .testFailures)
@@ -90,7 +90,7 @@ import Testing
         let dir = try TempDir()
         var settings = try await fleetSettings(dir, filters: ["SessionTimeoutTests", "DatabaseMigrationTests"],
                                                env: ["DEMO_HANG": "1"])
-        settings.minimumTimeout = 600
+        settings.timeLimits.stall = 600
         let started = Flag()
         let coordinator = Coordinator(settings: settings) { event in
             if case .unitStarted = event { started.set() }

@@ -88,8 +88,8 @@ import Testing
         let hang = TestID(module: "M", suite: "C2", name: "t0")
         let script = Script.passing(classes: 3, tests: 3).with([crash: [.crash], hang: [.hang]])
         let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 2, script: script)]) {
-            $0.minimumTimeout = 0.5
-            $0.timeoutFactor = 1
+            // A scripted process reports no CPU time, so only the ceiling can stop its hang.
+            $0.timeLimits.ceiling = 0.5
             $0.splitClasses = false
         }
         let report = outcome.report
@@ -108,7 +108,7 @@ import Testing
         let phases = Mutex<[String]>([])
         let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 1, script: script),
                                                  ScriptedTransport(name: "b", slots: 1, script: script)],
-                                    { $0.minimumTimeout = 30 }, phase: { text in phases.withLock { $0.append(text) } })
+                                    { $0.timeLimits.ceiling = 30 }, phase: { text in phases.withLock { $0.append(text) } })
         let report = outcome.report
         #expect(outcome.exitCode == .success)
         expectEveryTestOnce(report, script)

@@ -55,11 +55,7 @@ public enum ConfigFile {
         if let v = keys["reports"] { settings.reportRoot = try v.string() }
         if let v = keys["history"] { settings.historyPath = try v.string() }
         if let v = keys["record_history"] { settings.recordHistory = try v.bool() }
-        if let timeout = keys["timeout"] {
-            let t = try timeout.mapping(allowed: ["factor", "minimum"])
-            if let v = t["factor"] { settings.timeoutFactor = try v.double(min: 0.1) }
-            if let v = t["minimum"] { settings.minimumTimeout = try v.double(min: 1) }
-        }
+        if let timeout = keys["timeout"] { try timeLimits(timeout, into: &settings) }
         if let estimate = keys["estimate"] {
             let e = try estimate.mapping(allowed: ["percentile", "window", "overhead"])
             if let v = e["percentile"] { settings.percentile = try v.double(min: 1, max: 100) }
@@ -145,6 +141,38 @@ public enum ConfigFile {
 }
 
 /// A node of the config with where it came from, for errors that point at the line.
+extension ConfigFile {
+    /// `timeout:`: when a test is hung (stall) and how long it may run (ceiling); see TimeLimitRules.
+    static func timeLimits(_ node: ConfigNode, into settings: inout RunSettings) throws(FanoutError) {
+        if case .mapping(let m) = node.node,
+           let old = m.keys.compactMap({ $0.string }).first(where: { ["factor", "minimum"].contains($0) }) {
+            throw FanoutError("\(node.file): 'timeout.\(old)' is gone: Fanout no longer kills a unit at a multiple of its estimate",
+                              hint: "A test is stopped only when it makes no progress (no output, no CPU) for `stall` seconds, or "
+                                + "runs past `ceiling`: use timeout: { stall: 300, ceiling: 1800 } (see README.md, \"Timeouts\").")
+        }
+        let t = try node.mapping(allowed: ["stall", "ceiling", "stall_factor", "ceiling_factor", "minimum_stall",
+                                           "minimum_ceiling", "classes"])
+        if let v = t["stall"] { settings.timeLimits.stall = try v.double(min: 1) }
+        if let v = t["ceiling"] { settings.timeLimits.ceiling = try v.double(min: 1) }
+        if let v = t["stall_factor"] { settings.timeLimits.stallFactor = try v.double(min: 1) }
+        if let v = t["ceiling_factor"] { settings.timeLimits.ceilingFactor = try v.double(min: 1) }
+        if let v = t["minimum_stall"] { settings.timeLimits.minimumStall = try v.double(min: 1) }
+        if let v = t["minimum_ceiling"] { settings.timeLimits.minimumCeiling = try v.double(min: 1) }
+        if let classes = t["classes"] {
+            settings.classTimeLimits = try classes.list().map { item throws(FanoutError) in
+                let c = try item.mapping(allowed: ["match", "stall", "ceiling"])
+                guard let match = c["match"] else { throw item.fail("needs `match`: a regex over Module.Class") }
+                let limit = ClassTimeLimit(pattern: try match.string(), stall: try c["stall"]?.double(min: 1),
+                                           ceiling: try c["ceiling"]?.double(min: 1))
+                guard limit.limits.stall != nil || limit.limits.ceiling != nil else {
+                    throw item.fail("needs `stall` or `ceiling` (seconds)")
+                }
+                return limit
+            }
+        }
+    }
+}
+
 struct ConfigNode {
     let node: Node
     let path: String

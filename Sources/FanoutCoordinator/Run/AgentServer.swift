@@ -201,25 +201,48 @@ struct AgentServer: Sendable {
         var collector = collector
         let parser = runner.makeParser(for: unit)
         let expected = Set(unit.testIDs)
+        let (limits, between) = prepared.timeLimits.limits(of: unit)
+        let watch = ProgressWatch(start: start, limits: limits, fallback: between)
 
-        let stream = transport.run(command, timeout: settings.timeout(forEstimate: unit.estimate,
-                                                                      on: prepared.spec(unit.destination)))
+        // The transport's own limit is only a backstop (the coordinator's watch below stops a test that stopped
+        // making progress): every test at its ceiling, one after the other.
+        let stream = transport.run(command, timeout: prepared.timeLimits.backstop(of: unit))
+        let (watched, feed) = AsyncStream<Watched>.makeStream(bufferingPolicy: .unbounded)
+        // Cancelling the forwarder ends its iteration of the transport's stream, and with it the process group.
+        let forwarder = Task {
+            for await event in stream { feed.yield(.event(event)) }
+            feed.finish()
+        }
+        // The watch is a matter of time, not only of events: a hung test says nothing.
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(Self.watchInterval))
+                feed.yield(.tick)
+            }
+        }
         // The unit is consumed in a task of its own, so that a twin that finishes first can stop just this unit.
         let consumer = Task { [collector, parser, state, now] in
             var collector = collector
             var parser = parser
+            var watch = watch
             var log = LogBuffer()
             var stderrLog = LogBuffer(limit: 16 * 1024)
             var ending = UnitEnding.cancelled
             var usage: ResourceUsage?
             var handedOver = false
+            var limitHit: TimeLimitHit?
             /// False once the process starts a test that another unit took over: it is stopped right there.
             func collect(_ events: [TestEvent]) async -> Bool {
                 for event in events {
                     if case .started(let id) = event, expected.contains(id),
                        await state.testStarted(id, unit: unit.id, now: now()) {
-                        withUnsafeCurrentTask { $0?.cancel() } // ends the stream: the transport stops the process
+                        forwarder.cancel()
                         return false
+                    }
+                    switch event {
+                    case .started(let id): watch.started(id, at: now())
+                    case .ended(let id, _, _, _): watch.ended(id, at: now())
+                    default: break
                     }
                     if let (id, attempt) = collector.consume(event), expected.contains(id) {
                         await state.recordTestEnded(id, attempt, destination: unit.destination, unit: unit.id)
@@ -227,48 +250,100 @@ struct AgentServer: Sendable {
                 }
                 return true
             }
-            for await event in stream where !handedOver {
-                switch event {
-                case .output(.stdout, let bytes):
-                    let events = parser.consume(stdout: bytes)
-                    // What a person reads of it (an xcodebuild unit's result bundle and attachments are left out).
-                    log.append(parser.takeLog() ?? bytes)
-                    handedOver = await !collect(events)
-                case .output(.stderr, let bytes):
-                    log.append(bytes)
-                    stderrLog.append(bytes)
-                    handedOver = await !collect(parser.consume(stderr: bytes))
-                case .usage(let u):
-                    usage = u
-                case .ended(let e):
-                    ending = e
+            await withTaskCancellationHandler {
+                for await item in watched where !handedOver && limitHit == nil {
+                    switch item {
+                    case .event(.output(.stdout, let bytes)):
+                        watch.output(at: now())
+                        let events = parser.consume(stdout: bytes)
+                        // What a person reads of it (an xcodebuild unit's result bundle and attachments are left out).
+                        log.append(parser.takeLog() ?? bytes)
+                        handedOver = await !collect(events)
+                    case .event(.output(.stderr, let bytes)):
+                        watch.output(at: now())
+                        log.append(bytes)
+                        stderrLog.append(bytes)
+                        handedOver = await !collect(parser.consume(stderr: bytes))
+                    case .event(.usage(let u)):
+                        usage = u
+                        watch.cpu(u.cpuSeconds, at: now())
+                    case .event(.ended(let e)):
+                        ending = e
+                    case .tick:
+                        if let hit = watch.check(at: now()) {
+                            limitHit = hit
+                            forwarder.cancel()
+                        }
+                    }
                 }
+            } onCancel: {
+                forwarder.cancel()
             }
+            ticker.cancel()
+            forwarder.cancel()
+            var runningFor: [TestID: Double] = [:]
             if handedOver {
                 ending = .handedOver
             } else {
+                if let limitHit {
+                    ending = .timedOut(limitHit)
+                    let t = now()
+                    for (id, since) in watch.runningTests { runningFor[id] = t - since }
+                }
                 let events = parser.finish()
                 if let rest = parser.takeLog() { log.append(rest) }
                 _ = await collect(events)
             }
-            return (collector, log, stderrLog, ending, parser.takeAttachments(), usage)
+            return UnitRun(collector: collector, log: log, stderrLog: stderrLog, ending: ending,
+                           attached: parser.takeAttachments(), usage: usage, runningFor: runningFor,
+                           cpuByTest: watch.measuresCPU ? watch.cpuByTest : [:])
         }
         await state.setCanceller(unit.id) { consumer.cancel() }
-        let (finalCollector, log, stderrLog, ending, attached, usage) = await withTaskCancellationHandler {
+        let run = await withTaskCancellationHandler {
             await consumer.value
         } onCancel: {
             consumer.cancel()
         }
-        collector = finalCollector
+        collector = run.collector
         // Tests other units took over (work stealing) are theirs: not run here, not left over, not missing.
         collector.release(await state.handedOverTests(unit.id))
-        var result = collector.finish(ending, diagnostics: stderrLog.text.trimmingTrailingNewlines())
-        for (id, paths) in save(attached, unit: unit) where result.attempts[id] != nil {
+        var result = collector.finish(run.ending, diagnostics: run.stderrLog.text.trimmingTrailingNewlines(),
+                                      runningFor: run.runningFor)
+        for (id, paths) in save(run.attached, unit: unit) where result.attempts[id] != nil {
             result.attempts[id]?.attachments = paths
         }
+        if let usage = run.usage {
+            // One test alone in its process gets all of it; otherwise each its sampled share.
+            if result.attempts.count == 1, let id = result.attempts.keys.first {
+                result.attempts[id]?.cpuSeconds = usage.cpuSeconds
+            } else {
+                for id in result.attempts.keys { result.attempts[id]?.cpuSeconds = run.cpuByTest[id] ?? 0 }
+            }
+        }
         return FinishedUnit(unit: collector.unit.items.isEmpty ? unit : collector.unit, slot: slot, startedAt: start,
-                            endedAt: now(), ending: ending, command: command.description, log: log.text, result: result,
-                            usage: usage)
+                            endedAt: now(), ending: run.ending, command: command.description, log: run.log.text,
+                            result: result, usage: run.usage)
+    }
+
+    /// How often a running unit's watch looks at the clock, in milliseconds.
+    static let watchInterval = 500
+
+    /// What the consumer of a unit sees: the transport's events, and the watch's ticks.
+    private enum Watched: Sendable {
+        case event(ProcessEvent)
+        case tick
+    }
+
+    /// What consuming a unit's stream produced.
+    private struct UnitRun: Sendable {
+        var collector: UnitCollector
+        var log: LogBuffer
+        var stderrLog: LogBuffer
+        var ending: UnitEnding
+        var attached: [TestID: [AttachedFile]]
+        var usage: ResourceUsage?
+        var runningFor: [TestID: Double]
+        var cpuByTest: [TestID: Double]
     }
 }
 

@@ -13,6 +13,8 @@ public struct Prepared: Sendable {
     /// With `--shard`: every shard's items, in shard order (what the other CI jobs run).
     public var shards: [[WorkItem]]?
     public var plan: Plan
+    /// Every test's stall window and ceiling.
+    public var timeLimits: TimeLimitBook
     public var warnings: [String]
     public var slots: Int
     /// Seconds spent building and discovering.

@@ -94,8 +94,9 @@ struct RunPreparation: Sendable {
             progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
         }
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
+        let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
         return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards, plan: plan,
-                        warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
+                        timeLimits: limits, warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
     }
 
     var schedulerOptions: SchedulerOptions {

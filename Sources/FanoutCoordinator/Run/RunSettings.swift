@@ -25,9 +25,11 @@ public struct RunSettings: Sendable, Hashable {
     public var historyPath = ".fanout/history.sqlite"
     /// Do not write this run into the timing history (exploratory local runs should not teach CI's estimates).
     public var recordHistory = true
-    /// A unit may run `timeoutFactor` × its estimate, and never less than `minimumTimeout` seconds.
-    public var timeoutFactor = 3.0
-    public var minimumTimeout = 60.0
+    /// When a test counts as hung (no output and no CPU time for its stall window) and how long it may run at all
+    /// (its ceiling): defaults without history, multiples of its own durations with history (README "Timeouts").
+    public var timeLimits = TimeLimitRules()
+    /// Explicit limits for the classes a pattern (a regex over `Module.Class`) matches; the first match wins.
+    public var classTimeLimits: [ClassTimeLimit] = []
     /// The estimate of a class is this percentile (0-100) of its last `historyWindow` runs.
     public var percentile = 80.0
     public var historyWindow = 10
@@ -88,11 +90,10 @@ public struct RunSettings: Sendable, Hashable {
         return s
     }
 
-    /// The time limit of a unit with this estimate on `spec` (a simulator's floor is higher).
-    public func timeout(forEstimate estimate: Double, on spec: DestinationSpec? = nil) -> Double {
-        let floor = spec?.minimumTimeout
-            ?? (spec?.destination.device?.isSimulator == true ? max(minimumTimeout, DestinationSpec.simulatorMinimumTimeout) : minimumTimeout)
-        return max(floor, timeoutFactor * estimate)
+    /// The least stall window and ceiling of a test on `spec`: its own `minimum_timeout`, else 300 s on a simulator
+    /// (UI tests wait on the app, a process outside the unit's group), else none.
+    public func timeLimitFloor(on spec: DestinationSpec?) -> Double {
+        spec?.minimumTimeout ?? (spec?.destination.device?.isSimulator == true ? DestinationSpec.simulatorMinimumTimeout : 0)
     }
 
     public var estimator: Estimator {
@@ -128,9 +129,12 @@ public struct RunSettings: Sendable, Hashable {
         guard ["debug", "release"].contains(configuration) else {
             throw FanoutError("unknown build configuration '\(configuration)'", hint: "Use debug or release.")
         }
-        guard timeoutFactor > 0, minimumTimeout > 0 else {
-            throw FanoutError("timeouts must be positive (factor \(timeoutFactor), minimum \(minimumTimeout) s)")
+        let l = timeLimits
+        guard [l.stall, l.ceiling, l.stallFactor, l.ceilingFactor, l.minimumStall, l.minimumCeiling].allSatisfy({ $0 > 0 && $0.isFinite }) else {
+            throw FanoutError("time limits must be positive (stall \(l.stall) s, ceiling \(l.ceiling) s, factors \(l.stallFactor) and \(l.ceilingFactor))",
+                              hint: "See \"Timeouts\" in README.md: --stall-timeout S and --test-timeout S, or timeout: in fanout.yml.")
         }
+        _ = try ClassPatterns(classTimeLimits.map(\.pattern), option: "timeout.classes")
         guard percentile > 0, percentile <= 100 else {
             throw FanoutError("the estimate percentile must be in 1...100 (got \(percentile))")
         }
@@ -152,6 +156,18 @@ public struct RunSettings: Sendable, Hashable {
                 throw FanoutError("agent \(agent.name): workdir must be an absolute path without '..' (got '\(agent.workdir)')")
             }
         }
+    }
+}
+
+/// Explicit time limits for the classes a pattern matches (`timeout: classes:` in fanout.yml).
+public struct ClassTimeLimit: Sendable, Hashable {
+    /// A regular expression over `Module.Class`.
+    public var pattern: String
+    public var limits: TimeLimitRules.ClassLimits
+
+    public init(pattern: String, stall: Double? = nil, ceiling: Double? = nil) {
+        self.pattern = pattern
+        limits = TimeLimitRules.ClassLimits(stall: stall, ceiling: ceiling)
     }
 }
 
@@ -224,7 +240,8 @@ public struct DestinationSpec: Sendable, Hashable {
     /// The listing of its tests (`xcodebuild -enumerate-tests … -test-enumeration-format json`), made beside the
     /// build: a coordinator that is not a Mac cannot list an `.xctestrun` itself.
     public var testsList: String?
-    /// The least time a unit may run (nil: the run's; 300 s for a simulator, whose units boot apps and UI).
+    /// The least stall window and ceiling of its tests (nil: none; 300 s for a simulator, whose UI tests wait on
+    /// the app, a process outside the unit's group, so the unit may show no CPU time while the app works).
     public var minimumTimeout: Double?
 
     public init(destination: Destination, configuration: String? = nil, buildFlags: [String]? = nil,

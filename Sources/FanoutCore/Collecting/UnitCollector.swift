@@ -97,19 +97,25 @@ public struct UnitCollector: Sendable {
         for e in events { consume(e) }
     }
 
-    /// Decides the fate of every expected test. `diagnostics` is the tail of the process's standard error.
-    public func finish(_ ending: UnitEnding, diagnostics: String) -> UnitResult {
+    /// Decides the fate of every expected test. `diagnostics` is the tail of the process's standard error;
+    /// `runningFor` says how long each test still running had run when the unit ended (a test Fanout stopped at a
+    /// time limit keeps it as its duration: a censored observation, it takes at least that long).
+    public func finish(_ ending: UnitEnding, diagnostics: String, runningFor: [TestID: Double] = [:]) -> UnitResult {
         var attempts: [TestID: Attempt] = [:]
         for (id, a) in ended where expected.contains(id) { attempts[id] = a }
         let running = started.filter { expected.contains($0) && ended[$0] == nil }
         var problem: String?
 
         switch ending {
-        case .timedOut:
+        case .timedOut(let hit):
             for id in running {
+                let message = switch hit.kind {
+                case .stalled, .ceiling: "Fanout stopped the test: \(hit)"
+                case .unit: "Fanout stopped the test: its unit ran past its time limit (\(ending))"
+                }
                 attempts[id] = Attempt(
-                    outcome: .timedOut, duration: 0,
-                    issues: (issues[id] ?? []) + [Issue(kind: .timeout, message: "Fanout stopped the test: its unit ran past its time limit (\(ending))")],
+                    outcome: .timedOut, duration: max(0, runningFor[id] ?? (hit.test == id ? hit.elapsed ?? 0 : 0)),
+                    issues: (issues[id] ?? []) + [Issue(kind: .timeout, message: message)],
                     unit: unit.id, agent: agent, diagnostics: diagnostics.isEmpty ? nil : diagnostics)
             }
         case .agentLost, .cancelled, .failedToStart:

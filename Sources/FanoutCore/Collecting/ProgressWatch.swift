@@ -1,0 +1,97 @@
+/// Watches one running unit and decides when it stopped making progress. Pure: it is told what happened and when
+/// (seconds on any clock), and asked whether a limit was reached; the caller kills the process.
+///
+/// - Progress is any output, a test starting or ending, or the unit's processes using at least ``cpuProgressRate``
+///   of a core between two CPU samples. The stall window of the running test (the most generous one when
+///   several run at once) is measured from the last progress.
+/// - Until the transport has reported CPU time once, the watch cannot tell a computing test from a blocked one, so
+///   it never calls a unit stalled; only the ceiling applies.
+/// - The ceiling of each running test is measured from its own start. Between tests (start-up, class set-up and
+///   tear-down), the unit's most generous limits apply from the last test's end: a unit that keeps finishing
+///   tests is never stopped, however long it runs in total.
+/// - CPU time is shared among the tests that were running when it was sampled (evenly when several run at once),
+///   so a test's CPU time is approximate at the sampling interval.
+public struct ProgressWatch: Sendable {
+    /// The share of one core the unit's processes must use between two samples for it to count as progress: a
+    /// blocked process's runtime threads wake now and then, a computing one uses a good part of a core even when
+    /// eight of them share two.
+    public static let cpuProgressRate = 0.02
+
+    private let limits: [TestID: TestLimits]
+    /// For what runs between tests and for tests the unit did not expect.
+    private let between: TestLimits
+    private var lastProgress: Double
+    /// Since when nothing has run (the unit's start or the last test's end), while no test runs.
+    private var idleSince: Double
+    private var running: [TestID: Double] = [:]
+    private var lastCPU: Double?
+    private var lastSample: Double?
+    /// CPU seconds attributed to each test so far.
+    public private(set) var cpuByTest: [TestID: Double] = [:]
+
+    /// - Parameters:
+    ///   - limits: the limits of every test of the unit.
+    ///   - fallback: the limits of anything else (used when `limits` is empty).
+    public init(start: Double, limits: [TestID: TestLimits], fallback: TestLimits) {
+        self.limits = limits
+        between = limits.values.reduce(fallback) { $0.union($1) }
+        lastProgress = start
+        idleSince = start
+    }
+
+    /// Whether the transport measures CPU time for this unit (a stall can only be called when it does).
+    public var measuresCPU: Bool { lastCPU != nil }
+
+    public mutating func output(at t: Double) {
+        lastProgress = max(lastProgress, t)
+    }
+
+    public mutating func started(_ test: TestID, at t: Double) {
+        running[test] = t
+        lastProgress = max(lastProgress, t)
+    }
+
+    public mutating func ended(_ test: TestID, at t: Double) {
+        running[test] = nil
+        if running.isEmpty { idleSince = t }
+        lastProgress = max(lastProgress, t)
+    }
+
+    /// The unit's cumulative CPU seconds, as sampled at `t`.
+    public mutating func cpu(_ seconds: Double, at t: Double) {
+        if let last = lastCPU, seconds > last, !running.isEmpty {
+            let share = (seconds - last) / Double(running.count)
+            for test in running.keys { cpuByTest[test, default: 0] += share }
+        }
+        if let last = lastCPU, let since = lastSample, t > since,
+           (seconds - last) / (t - since) >= Self.cpuProgressRate {
+            lastProgress = max(lastProgress, t)
+        }
+        lastCPU = max(lastCPU ?? seconds, seconds)
+        lastSample = t
+    }
+
+    /// Since when each running test has run.
+    public var runningTests: [TestID: Double] { running }
+
+    /// The limit reached at `t`, if any: the first test past its ceiling, else a stall.
+    public func check(at t: Double) -> TimeLimitHit? {
+        for (test, since) in running.sorted(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+            let l = limits[test] ?? between
+            if t - since > l.ceiling {
+                return TimeLimitHit(kind: .ceiling, limit: l.ceiling, test: test, elapsed: t - since, basis: l.basis)
+            }
+        }
+        if running.isEmpty, t - idleSince > between.ceiling {
+            return TimeLimitHit(kind: .ceiling, limit: between.ceiling, elapsed: t - idleSince,
+                                basis: "between tests: " + between.basis)
+        }
+        guard measuresCPU else { return nil }
+        let window = running.isEmpty ? between
+            : running.keys.map { limits[$0] ?? between }.reduce(TestLimits(stall: 0, ceiling: 0, basis: "")) { $0.union($1) }
+        guard t - lastProgress > window.stall else { return nil }
+        let oldest = running.min { ($0.value, $0.key) < ($1.value, $1.key) }
+        return TimeLimitHit(kind: .stalled, limit: window.stall, test: oldest?.key, elapsed: oldest.map { t - $0.value },
+                            basis: oldest == nil ? "between tests: " + window.basis : window.basis)
+    }
+}
