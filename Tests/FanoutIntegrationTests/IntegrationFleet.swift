@@ -23,6 +23,7 @@ actor IntegrationFleet {
     static let interrupt = IntegrationFleet(name: "interrupt", port: 2624)
     static let badInput = IntegrationFleet(name: "bad-input", port: 2625)
     static let destinations = IntegrationFleet(name: "destinations", port: 2626)
+    static let progress = IntegrationFleet(name: "progress", port: 2631)
 
     let directory: String
     let port: Int

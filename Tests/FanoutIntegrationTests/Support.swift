@@ -8,12 +8,19 @@ import Testing
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// The demo suite's built test product: from FANOUT_DEMO_BUNDLE (scripts/test.sh builds it), else built once here.
-actor DemoSuite {
-    static let shared = DemoSuite()
+/// A fixture package's built test product: from its environment variable when set (scripts/test.sh builds the demo
+/// suite first), else built once here.
+actor FixturePackage {
+    private let folder: String
+    private let variable: String?
     private var built: String?
     /// Built once: concurrent callers await the same build (an actor is re-entered at every await).
     private var building: Task<String, any Error>?
+
+    init(folder: String, variable: String?) {
+        self.folder = folder
+        self.variable = variable
+    }
 
     func bundle() async throws -> String {
         if let building { return try await building.value }
@@ -24,23 +31,33 @@ actor DemoSuite {
 
     private func locate() async throws -> String {
         if let built { return built }
-        if let path = ProcessInfo.processInfo.environment["FANOUT_DEMO_BUNDLE"],
+        if let variable, let path = ProcessInfo.processInfo.environment[variable],
            FileManager.default.isExecutableFile(atPath: path) {
             built = path
             return path
         }
-        let demo = repositoryRoot.appendingPathComponent("Tests/Fixtures/DemoSuite").path
+        let package = repositoryRoot.appendingPathComponent("Tests/Fixtures/" + folder).path
         let shell = LocalTransport(slots: 1)
         let swift = "/usr/bin/env"
-        let (ending, _, err) = await shell.capture(Command(executable: swift, arguments: ["swift", "build", "--build-tests", "--package-path", demo]))
+        let (ending, _, err) = await shell.capture(Command(executable: swift, arguments: ["swift", "build", "--build-tests", "--package-path", package]))
         guard case .exited(0) = ending else {
-            throw TestFailure("building the demo suite failed: \(String(decoding: err, as: UTF8.self))")
+            throw TestFailure("building \(folder) failed: \(String(decoding: err, as: UTF8.self))")
         }
-        let (_, out, _) = await shell.capture(Command(executable: swift, arguments: ["swift", "build", "--build-tests", "--package-path", demo, "--show-bin-path"]))
-        let path = String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) + "/DemoSuitePackageTests.xctest"
+        let (_, out, _) = await shell.capture(Command(executable: swift, arguments: ["swift", "build", "--build-tests", "--package-path", package, "--show-bin-path"]))
+        let path = String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) + "/\(folder)PackageTests.xctest"
         built = path
         return path
     }
+}
+
+/// The demo suite (Tests/Fixtures/DemoSuite): FANOUT_DEMO_BUNDLE, else built here.
+enum DemoSuite {
+    static let shared = FixturePackage(folder: "DemoSuite", variable: "FANOUT_DEMO_BUNDLE")
+}
+
+/// Tests that run long or hang on purpose (Tests/Fixtures/LongSuite).
+enum LongSuite {
+    static let shared = FixturePackage(folder: "LongSuite", variable: nil)
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -1,0 +1,99 @@
+@testable import FanoutCoordinator
+import FanoutCore
+import FanoutHistory
+import Foundation
+import Testing
+
+/// Only a test that stops making progress is stopped: real test processes (Tests/Fixtures/LongSuite) on local slots
+/// and on real sshd agents, first runs with the default limits except where a class names its own.
+@Suite(.serialized, .timeLimit(.minutes(15))) struct ProgressLimitTests {
+    /// A first run: a test computes silently for 3 minutes, one blocks silently for 75 s (both fine), one is
+    /// blocked forever and one spins forever (their classes have limits of their own, so the test ends soon).
+    static let firstRunEnvironment = ["LONG_COMPUTE": "180", "LONG_BLOCK": "75", "LONG_HANG": "1", "LONG_SPIN": "1",
+                                      "LONG_USUAL": "2"]
+
+    static func configure(_ s: inout RunSettings, bundle: String, dir: TempDir, env: [String: String]) {
+        s.bundlePath = bundle
+        s.historyPath = dir.file("history.sqlite")
+        s.reportDirectory = dir.file("report-\(UUID().uuidString.prefix(6))")
+        s.destination = Destination(name: "local", environment: env)
+        s.classTimeLimits = [ClassTimeLimit(pattern: "HangTests", stall: 5), ClassTimeLimit(pattern: "SpinTests", ceiling: 10)]
+    }
+
+    func localSettings(_ dir: TempDir, env: [String: String]) async throws -> RunSettings {
+        var s = RunSettings()
+        s.slots = 4
+        Self.configure(&s, bundle: try await LongSuite.shared.bundle(), dir: dir, env: env)
+        return s
+    }
+
+    func fleetSettings(_ dir: TempDir, env: [String: String]) async throws -> RunSettings {
+        var s = try await IntegrationFleet.progress.settings()
+        Self.configure(&s, bundle: try await LongSuite.shared.bundle(), dir: dir, env: env)
+        return s
+    }
+
+    /// What a first run must show, wherever it ran.
+    func expectFirstRun(_ outcome: RunOutcome, _ place: String) throws {
+        let r = outcome.report
+        let compute = try #require(r.result("LongTests.ComputeTests/testComputesSilently"))
+        #expect(compute.outcome == .passed, "\(place): computing for 3 minutes with no output is progress: \(compute.issues)")
+        #expect(compute.duration >= 179, "\(place): it did compute that long")
+        let block = try #require(r.result("LongTests.BlockTests/testBlocksSilently"))
+        #expect(block.outcome == .passed, "\(place): 75 s of silence is within the default stall window: \(block.issues)")
+        let hang = try #require(r.result("LongTests.HangTests/testBlocksForever"))
+        #expect(hang.outcome == .timedOut, "\(place)")
+        let hangIssue = hang.issues.last { $0.kind == .timeout }?.message ?? ""
+        #expect(hangIssue.contains("stalled: no output and no CPU time for 5.0"), "\(place): \(hangIssue)")
+        #expect(hangIssue.contains("configured for its class"), "\(place): \(hangIssue)")
+        #expect(hang.duration >= 5, "\(place): the stopped test keeps how long it ran (a censored observation)")
+        let spin = try #require(r.result("LongTests.SpinTests/testSpinsForever"))
+        #expect(spin.outcome == .timedOut, "\(place)")
+        let spinIssue = spin.issues.last { $0.kind == .timeout }?.message ?? ""
+        #expect(spinIssue.contains("ran past its ceiling of 10.0"), "\(place): a busy loop is caught by the ceiling: \(spinIssue)")
+        #expect(r.results.filter { $0.id.suite.name == "UsualTests" }.allSatisfy { $0.outcome == .passed }, "\(place)")
+        #expect(r.counts.timedOut == 2 && r.counts.failed == 0 && r.counts.crashed == 0, "\(place): \(r.counts)")
+        #expect(outcome.exitCode == .testFailures, "\(place): the two real hangs fail the run, nothing else does")
+    }
+
+    @Test func onlyTestsThatStopMakingProgressAreStoppedLocallyAndOnAgents() async throws {
+        let localDir = try TempDir(), fleetDir = try TempDir()
+        let local = try await localSettings(localDir, env: Self.firstRunEnvironment)
+        let fleet = try await fleetSettings(fleetDir, env: Self.firstRunEnvironment)
+        // Both at once: the two computing tests share the machine's two cores with everything else.
+        async let onSlots = Coordinator(settings: local).run()
+        async let onAgents = Coordinator(settings: fleet).run()
+        try expectFirstRun(try await onSlots, "local slots")
+        let agents = try await onAgents
+        try expectFirstRun(agents, "ssh agents")
+        for spec in fleet.agents {
+            let left = try await IntegrationFleet.processesOnAgent(spec, settings: fleet.ssh)
+            #expect(left.isEmpty, "\(spec.name) still runs: \(left)")
+        }
+    }
+
+    @Test func onceATestHasHistoryItsHangIsCaughtWithinASmallMultipleOfItsUsualTime() async throws {
+        let dir = try TempDir()
+        var usual = try await localSettings(dir, env: ["LONG_USUAL": "2"])
+        usual.filters = ["UsualTests"]
+        let first = try await Coordinator(settings: usual).run()
+        #expect(first.exitCode == .success)
+
+        var hanging = try await localSettings(dir, env: ["LONG_USUAL": "2", "LONG_USUAL_HANG": "1"])
+        hanging.filters = ["UsualTests"]
+        let second = try await Coordinator(settings: hanging).run()
+        let hung = try #require(second.report.result("LongTests.UsualTests/testUsuallyQuick"))
+        #expect(hung.outcome == .timedOut)
+        let issue = hung.issues.last { $0.kind == .timeout }?.message ?? ""
+        #expect(issue.contains("stalled: no output and no CPU time for 10.0 s (p95 of its last 1 run"), "\(issue)")
+        #expect(hung.duration < 60, "stopped at 5 × its usual 2 s (at least 10 s), not at the 300 s default")
+        #expect(second.report.result("LongTests.UsualTests/testAfterwards")?.outcome == .passed,
+                "what the stopped unit had not reached ran elsewhere")
+
+        // A timeout is data: the next run gives the test at least twice what it ran before it was stopped.
+        let next = try await Coordinator(settings: usual).prepare()
+        let limits = next.timeLimits.limits(of: hung.id, on: "local")
+        #expect(limits.stall >= 2 * hung.duration, "\(limits)")
+        #expect(limits.basis.contains("it was stopped after"), "\(limits.basis)")
+    }
+}
