@@ -51,6 +51,10 @@ public struct WorkItem: Hashable, Codable, Sendable {
     public var exclusive: Bool = false
     /// Never cut (`keep_whole`: the class's set-up is expensive): not split by methods, never stolen from.
     public var keepWhole: Bool = false
+    /// Cores its class used while it ran, from history (CPU seconds / wall seconds; nil: never measured), and the
+    /// peak memory of the processes that ran it: what CPU-aware packing weighs (see `CapacityPolicy`).
+    public var cpuShare: Double?
+    public var peakMemory: Int64?
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {
