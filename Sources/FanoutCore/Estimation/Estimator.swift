@@ -3,7 +3,7 @@
 /// - Seen before: a high rolling percentile (default p80) of its last runs there, scaled to today's test count.
 ///   A high percentile rather than the mean because finishing late costs more than finishing early.
 /// - Never run whole there (killed by a time limit, split by methods, cut by stealing) but some of its tests have
-///   history there: the sum over its tests of ``testSeconds(_:tests:history:)``. The same sum is the floor of a
+///   history there: the sum of its tests' own times (``testSeconds(_:tests:history:)``). The same sum is the floor of a
 ///   class whose test was killed after running longer than the class's own estimate: a class is never shorter than
 ///   a test that ran past a time limit.
 /// - Never seen there: its test count × the mean seconds per test on that destination (never 0, never a fixed 5 min).
