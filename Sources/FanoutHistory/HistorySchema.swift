@@ -13,6 +13,7 @@ enum HistorySchema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createV1)
         migrator.registerMigration("v2 measurement hardware class and baseline", migrate: addMeasurementContext)
+        migrator.registerMigration("v3 cpu and memory of units, classes and attempts", migrate: addResourceUsage)
         return migrator
     }
 
@@ -151,6 +152,26 @@ enum HistorySchema {
         try db.alter(table: "measurements") { t in
             t.add(column: "hardware_class", .text)
             t.add(column: "baseline", .double)
+        }
+    }
+
+    /// What the run's processes consumed, for scheduling by CPU and memory (``TimingHistory/cpuShare``,
+    /// ``TimingHistory/peakMemory``) and for telling a CPU-starved test from a hung one. NULL: not measured (the agent
+    /// could not tell, or a row recorded before this migration).
+    ///
+    /// Per-test rows are the bulk of the file, so an attempt keeps its CPU time as whole milliseconds in an INTEGER
+    /// (0 to 3 bytes for any attempt under two hours of CPU) rather than an 8-byte REAL: the sampled value is no finer.
+    private static func addResourceUsage(_ db: Database) throws {
+        try db.alter(table: "unit_runs") { t in
+            t.add(column: "cpu_seconds", .double)
+            t.add(column: "peak_memory", .integer)  // bytes, the largest process of the unit
+            t.add(column: "cores", .integer)  // online CPUs of the agent's machine
+        }
+        try db.alter(table: "class_runs") { t in
+            t.add(column: "cpu_seconds", .double)
+        }
+        try db.alter(table: "test_attempts") { t in
+            t.add(column: "cpu_ms", .integer)
         }
     }
 }

@@ -51,13 +51,14 @@ extension HistoryStore {
         // OR REPLACE: a report that lists a unit twice keeps its last entry rather than losing the whole run.
         let statement = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO unit_runs (run, unit_id, destination, framework, agent, slot, suites, test_count,
-                estimate, started_at, duration, ending)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                estimate, started_at, duration, ending, cpu_seconds, peak_memory, cores)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for unit in run.units {
             try statement.execute(arguments: [
                 key, unit.id, unit.destination, unit.framework.rawValue, unit.agent, unit.slot,
                 try json(unit.suites), unit.testCount, unit.estimate, unit.startedAt, unit.duration, unit.ending,
+                unit.cpuSeconds, unit.peakMemoryBytes, unit.cores,
             ])
         }
     }
@@ -65,14 +66,14 @@ extension HistoryStore {
     private static func insertClasses(_ run: HistoryRun, run key: Int64, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO class_runs (run, destination, framework, module, suite, test_count, estimate,
-                estimate_source, actual, outcome, timing_complete, agent)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                estimate_source, actual, outcome, timing_complete, agent, cpu_seconds)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for entry in run.classes {
             try statement.execute(arguments: [
                 key, entry.destination, entry.framework.rawValue, entry.module, entry.suite,
                 entry.testCount, entry.estimate, entry.estimateSource, entry.actual, entry.outcome.rawValue,
-                entry.timingComplete, entry.agent,
+                entry.timingComplete, entry.agent, entry.cpuSeconds,
             ])
         }
     }
@@ -85,8 +86,8 @@ extension HistoryStore {
             """)
         let insertAttempt = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO test_attempts (run, destination, test, attempt, outcome, duration, agent, unit,
-                failure)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                failure, cpu_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for test in run.tests {
             let testKey = try keys.key(for: test.id)
@@ -96,7 +97,7 @@ extension HistoryStore {
             for (index, attempt) in test.attempts.enumerated() {
                 try insertAttempt.execute(arguments: [
                     key, test.destination, testKey, index, attempt.outcome.rawValue, attempt.duration, attempt.agent,
-                    attempt.unit, attempt.failure,
+                    attempt.unit, attempt.failure, milliseconds(attempt.cpuSeconds),
                 ])
             }
         }
@@ -150,6 +151,13 @@ struct TestKeys {
         known[test] = key
         return key
     }
+}
+
+/// Whole milliseconds of `seconds` for the compact INTEGER columns of per-test rows; nil (NULL) for no value, a
+/// negative or non-finite one, or one beyond any test (a century).
+func milliseconds(_ seconds: Double?) -> Int64? {
+    guard let seconds, seconds.isFinite, seconds >= 0, seconds < 3e9 else { return nil }
+    return Int64((seconds * 1000).rounded())
 }
 
 /// JSON text for list columns. Non-finite numbers become strings so one odd measurement cannot fail a recording.

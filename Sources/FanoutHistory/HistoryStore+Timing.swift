@@ -1,4 +1,5 @@
 import FanoutCore
+import Foundation
 import GRDB
 
 extension HistoryStore {
@@ -13,20 +14,26 @@ extension HistoryStore {
     /// What the estimator needs to know about `destination`'s past.
     ///
     /// - Parameters:
-    ///   - window: samples kept per class (its newest counted runs) and per test (its newest passed or failed
-    ///     attempts among the newest `3 × window` runs on this destination: bounded, because per-test rows are
-    ///     tests × runs and reading all of them would make every run start slower as history grows).
+    ///   - window: samples kept per class (its newest counted runs; for `cpuShare` its newest runs that measured
+    ///     CPU) and per test (its newest passed or failed attempts, and its newest timed-out ones for `censored`,
+    ///     among the newest `3 × window` runs on this destination: bounded, because per-test rows are tests × runs
+    ///     and reading all of them would make every run start slower as history grows). `peakMemory` looks at the
+    ///     units of each class's newest `window` runs among those.
     ///   - runsForMean: `secondsPerTest` is averaged over the counted classes of the newest `runsForMean` runs that
     ///     taught this destination something.
     public func timingHistory(destination: String, window: Int = 10, runsForMean: Int = 10)
         throws(HistoryError) -> TimingHistory
     {
         try read("read the timing history of \(destination)") { db in
-            TimingHistory(
+            let tests = try Self.testTimes(db, destination: destination, window: window)
+            return TimingHistory(
                 destination: destination,
                 classes: try Self.classSamples(db, destination: destination, window: window),
-                tests: try Self.testDurations(db, destination: destination, window: window),
-                secondsPerTest: try Self.secondsPerTest(db, destination: destination, runs: runsForMean))
+                tests: tests.durations,
+                censored: tests.censored,
+                secondsPerTest: try Self.secondsPerTest(db, destination: destination, runs: runsForMean),
+                cpuShare: try Self.cpuShares(db, destination: destination, window: window),
+                peakMemory: try Self.peakMemory(db, destination: destination, window: window))
         }
     }
 
@@ -51,30 +58,107 @@ extension HistoryStore {
         return samples
     }
 
-    /// Only attempts that ran to a pass or a failure: a crash or time-out stops the clock at an arbitrary point.
-    private static func testDurations(_ db: Database, destination: String, window: Int) throws -> [TestID: [Double]] {
+    /// The newest `3 × window` runs that targeted destination `?1`, as `recent (id, started_at, run_id)`.
+    private static let recentRuns = """
+        recent AS (
+            SELECT id, started_at, run_id FROM runs
+            WHERE EXISTS (SELECT 1 FROM json_each(runs.destinations) WHERE json_each.value = ?1)
+            ORDER BY started_at DESC, run_id DESC LIMIT ?2 * 3)
+        """
+
+    /// Durations from attempts that ran to a pass or a failure: a crash stops the clock at an arbitrary point. A
+    /// time-out stops it at a known one (the test takes at least that long): the longest of a test's newest time-outs
+    /// is its censored value. Time-outs recorded before Fanout kept their elapsed time have 0 and are left out.
+    /// One pass over the recent runs' attempts for both.
+    private static func testTimes(_ db: Database, destination: String, window: Int) throws
+        -> (durations: [TestID: [Double]], censored: [TestID: Double])
+    {
         let rows = try Row.fetchCursor(db, sql: """
-            WITH recent AS (
-                SELECT id, started_at, run_id FROM runs
-                WHERE EXISTS (SELECT 1 FROM json_each(runs.destinations) WHERE json_each.value = ?1)
-                ORDER BY started_at DESC, run_id DESC LIMIT ?2 * 3),
+            WITH \(recentRuns),
             samples AS (
-                SELECT a.test, a.duration,
-                    ROW_NUMBER() OVER (PARTITION BY a.test
+                SELECT a.test, a.duration, a.outcome = 'timed-out' AS killed,
+                    ROW_NUMBER() OVER (PARTITION BY a.test, a.outcome = 'timed-out'
                                        ORDER BY recent.started_at DESC, recent.run_id DESC, a.attempt DESC) AS recency
                 FROM test_attempts a JOIN recent ON recent.id = a.run
-                WHERE a.destination = ?1 AND a.outcome IN ('passed', 'failed') AND a.duration >= 0)
-            SELECT t.module, t.suite, t.name, samples.duration
+                WHERE a.destination = ?1
+                    AND ((a.outcome IN ('passed', 'failed') AND a.duration >= 0)
+                         OR (a.outcome = 'timed-out' AND a.duration > 0)))
+            SELECT t.module, t.suite, t.name, samples.duration, samples.killed
             FROM samples JOIN tests t ON t.id = samples.test
             WHERE samples.recency <= ?2
-            ORDER BY samples.test, samples.recency
+            ORDER BY samples.test, samples.killed, samples.recency
             """, arguments: [destination, window])
         var durations: [TestID: [Double]] = [:]
+        var censored: [TestID: Double] = [:]
         while let row = try rows.next() {
             let test = TestID(module: row["module"], suite: row["suite"], name: row["name"])
-            durations[test, default: []].append(row["duration"])
+            let duration: Double = row["duration"]
+            if row["killed"] as Bool {
+                censored[test] = max(censored[test] ?? 0, duration)
+            } else {
+                durations[test, default: []].append(duration)
+            }
         }
-        return durations
+        return (durations, censored)
+    }
+
+    /// CPU seconds over wall seconds of each class's newest runs that measured both (whatever their outcome: a
+    /// killed class burned its CPU too), the median of them. Skipped and not-run classes did no work to measure.
+    private static func cpuShares(_ db: Database, destination: String, window: Int) throws -> [SuiteID: Double] {
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT module, suite, share FROM (
+                SELECT c.module, c.suite, c.cpu_seconds / c.actual AS share,
+                    ROW_NUMBER() OVER (PARTITION BY c.module, c.suite
+                                       ORDER BY r.started_at DESC, r.run_id DESC, c.rowid DESC) AS recency
+                FROM class_runs c JOIN runs r ON r.id = c.run
+                WHERE c.destination = ? AND c.cpu_seconds >= 0 AND c.actual > 0
+                    AND c.outcome NOT IN ('skipped', 'not-run'))
+            WHERE recency <= ?
+            """, arguments: [destination, window])
+        var shares: [SuiteID: [Double]] = [:]
+        while let row = try rows.next() {
+            shares[SuiteID(module: row["module"], name: row["suite"]), default: []].append(row["share"])
+        }
+        return shares.mapValues { Estimator.percentile($0, 0.5) }
+    }
+
+    /// The largest peak memory of the units that ran each class in its newest `window` runs among the recent ones.
+    private static func peakMemory(_ db: Database, destination: String, window: Int) throws -> [SuiteID: Int64] {
+        let rows = try Row.fetchCursor(db, sql: """
+            WITH \(recentRuns)
+            SELECT u.run, u.suites, u.peak_memory
+            FROM unit_runs u JOIN recent ON recent.id = u.run
+            WHERE u.destination = ?1 AND u.peak_memory >= 0
+            ORDER BY recent.started_at DESC, recent.run_id DESC
+            """, arguments: [destination, window])
+        var peak: [SuiteID: Int64] = [:]
+        var runsSeen: [SuiteID: (last: Int64, count: Int)] = [:]
+        while let row = try rows.next() {
+            let run: Int64 = row["run"], bytes: Int64 = row["peak_memory"]
+            for suite in Set((decodeJSON([String].self, from: row["suites"]) ?? []).compactMap(suiteID(unitEntry:))) {
+                var seen = runsSeen[suite] ?? (last: -1, count: 0)
+                if seen.last != run {
+                    guard seen.count < window else { continue }
+                    seen = (run, seen.count + 1)
+                    runsSeen[suite] = seen
+                }
+                peak[suite] = max(peak[suite] ?? 0, bytes)
+            }
+        }
+        return peak
+    }
+
+    /// The class of an entry of a unit's `suites`: `Module.Class`, with ` (3 tests)` when only some of its tests
+    /// ran. Module names hold no dot; class names may (`Outer/Inner`, `(top level)` have none, but stay safe).
+    static func suiteID(unitEntry entry: String) -> SuiteID? {
+        var text = Substring(entry)
+        if text.hasSuffix(" tests)"), let open = text.range(of: " (", options: .backwards) {
+            let count = text[open.upperBound...].dropLast(" tests)".count)
+            if !count.isEmpty, count.allSatisfy(\.isNumber) { text = text[..<open.lowerBound] }
+        }
+        guard let dot = text.firstIndex(of: "."), dot != text.startIndex, text.index(after: dot) != text.endIndex
+        else { return nil }
+        return SuiteID(module: String(text[..<dot]), name: String(text[text.index(after: dot)...]))
     }
 
     /// Runs are chosen among those with counted classes here, so a streak of crashed runs cannot hide the

@@ -17,7 +17,7 @@ struct HistoryStoreOpeningTests {
         let (store, warnings) = try HistoryStore.open(at: path)
         #expect(warnings.isEmpty)
         #expect(FileManager.default.fileExists(atPath: path))
-        #expect(HistoryStore.currentSchemaVersion == 2)
+        #expect(HistoryStore.currentSchemaVersion == 3)
         #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
         #expect(try HistoryStore.inMemory().schemaVersion() == HistoryStore.currentSchemaVersion)
     }
@@ -198,6 +198,62 @@ struct HistoryStoreOpeningTests {
         let trend = try store.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
                                                destination: "local", hardwareClass: nil, excludingRun: "")
         #expect(trend.map(\.runID) == ["new"], "a row from before hardware classes were kept matches no class")
+    }
+
+    @Test func aFileOfTheSecondSchemaGainsResourceColumnsInPlaceAndKeepsTeaching() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("history.sqlite")
+        let suite = SuiteID(module: "AppTests", name: "HeavyTests")
+        do {
+            // A file as Fanout left it before CPU and memory were kept: a run with a unit, a class that ran whole,
+            // a passed test and a timed-out one (whose elapsed time was not kept then: 0).
+            let queue = try DatabaseQueue(path: path)
+            try HistorySchema.migrator.migrate(queue, upTo: "v2 measurement hardware class and baseline")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO runs (run_id, started_at, finished_at, fanout_version, exit_code, interrupted,
+                        destinations, slots, wall, preparation, makespan, lower_bound, predicted_makespan,
+                        planned_lower_bound, total_estimate, total, passed, flaky, failed, skipped, crashed, timed_out,
+                        not_run)
+                    VALUES ('old', '2026-01-01 00:00:00.000', '2026-01-01 00:01:00.000', '0.1', 1, 0, '["local"]', 2,
+                        1, 0, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 0);
+                    INSERT INTO unit_runs (run, unit_id, destination, framework, agent, slot, suites, test_count,
+                        estimate, started_at, duration, ending)
+                    VALUES (1, 1, 'local', 'xctest', 'local', 0, '["AppTests.HeavyTests"]', 2, 1, 0, 4, 'exit 0');
+                    INSERT INTO class_runs (run, destination, framework, module, suite, test_count, estimate,
+                        estimate_source, actual, outcome, timing_complete, agent)
+                    VALUES (1, 'local', 'xctest', 'AppTests', 'HeavyTests', 2, 1, 'test count', 4, 'passed', 1, 'local');
+                    INSERT INTO tests (id, module, suite, name) VALUES (1, 'AppTests', 'HeavyTests', 'testA'),
+                        (2, 'AppTests', 'HeavyTests', 'testB');
+                    INSERT INTO test_results (run, destination, test, framework, outcome, attempt_count)
+                    VALUES (1, 'local', 1, 'xctest', 'passed', 1), (1, 'local', 2, 'xctest', 'timed-out', 1);
+                    INSERT INTO test_attempts (run, destination, test, attempt, outcome, duration, agent, unit)
+                    VALUES (1, 'local', 1, 0, 'passed', 1.5, 'local', 1), (1, 'local', 2, 0, 'timed-out', 0, 'local', 1);
+                    """)
+            }
+        }
+        let (store, warnings) = try HistoryStore.open(at: path)
+        #expect(warnings.isEmpty)
+        #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
+        let history = try store.timingHistory(destination: "local")
+        #expect(history.classes[suite] == [ClassSample(duration: 4, testCount: 2)], "the old rows are kept")
+        #expect(history.tests[TestID(suite: suite, name: "testA")] == [1.5])
+        #expect(history.censored.isEmpty, "an old time-out without its elapsed time says nothing")
+        #expect(history.cpuShare.isEmpty && history.peakMemory.isEmpty, "not measured then: NULL")
+        let old = try #require(try store.exportRuns().first)
+        #expect(old.units.first?.cpuSeconds == nil && old.units.first?.peakMemoryBytes == nil)
+        #expect(old.classes.first?.cpuSeconds == nil)
+
+        var run = ReportBuilder("new", minute: 0)
+        run.addClass("HeavyTests", tests: 2, actual: 4)
+        run.classes[0].cpuSeconds = 8
+        run.addUnit(id: 1, suites: ["AppTests.HeavyTests"], duration: 4, cpuSeconds: 8, peakMemoryBytes: 1_000_000)
+        try store.record(run.build())
+        let after = try store.timingHistory(destination: "local")
+        #expect(after.cpuShare == [suite: 2])
+        #expect(after.peakMemory == [suite: 1_000_000])
+        #expect(after.classes[suite]?.count == 2)
     }
 
     @Test func asideTimestampIsDigitsOfTheLocalClock() {

@@ -161,6 +161,74 @@ struct HistoryTransferTests {
         #expect(try sampleStore().exportRuns(limit: 2).map(\.runID) == ["run-1", "run-2"])
     }
 
+    @Test func cpuMemoryAndTimeOutsTravelThroughExportAndImport() throws {
+        let original = try HistoryStore.inMemory()
+        let killed = TestID(suite: login, name: "testHeavy")
+        for minute in 0..<2 {
+            var run = ReportBuilder("run-\(minute)", minute: minute)
+            run.addClass("LoginTests", tests: 2, actual: 4)
+            run.classes[0].cpuSeconds = 6 + Double(minute)
+            run.addTest(killed, outcome: .timedOut, attempts: [(.timedOut, 60 + Double(minute))])
+            run.addUnit(id: 1, suites: ["AppTests.LoginTests"], duration: 65, cpuSeconds: 70.5,
+                        peakMemoryBytes: 3_000_000_000 + Int64(minute))
+            var report = run.build()
+            report.agents[0].cores = 2
+            let index = try #require(report.results.firstIndex { $0.id == killed })
+            report.results[index].attempts[0].cpuSeconds = 0.25
+            try original.record(report)
+        }
+        let data = try HistoryExport(exportedAt: Date(timeIntervalSince1970: 1_800_000_000), fanoutVersion: "test",
+                                     runs: try original.exportRuns()).encoded()
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let run = try #require((object["runs"] as? [[String: Any]])?.first)
+        let unit = try #require((run["units"] as? [[String: Any]])?.first)
+        #expect(unit["cpuSeconds"] as? Double == 70.5)
+        #expect(unit["peakMemoryBytes"] as? Int == 3_000_000_000)
+        #expect(unit["cores"] as? Int == 2)
+        #expect((run["classes"] as? [[String: Any]])?.first?["cpuSeconds"] as? Double == 6)
+
+        let copy = try HistoryStore.inMemory()
+        _ = try copy.importRuns(try HistoryExport.decode(data, path: "export.json").runs)
+        #expect(try copy.exportRuns() == original.exportRuns())
+        let history = try copy.timingHistory(destination: "local")
+        #expect(history == (try original.timingHistory(destination: "local")))
+        #expect(history.censored[killed] == 61)
+        #expect(history.cpuShare[login] == 1.625, "the median of 6/4 and 7/4")
+        #expect(history.peakMemory[login] == 3_000_000_001)
+        let attempt = try #require(try copy.exportRuns().first?.tests.first { $0.id == killed }?.attempts.first)
+        #expect(attempt.cpuSeconds == 0.25 && attempt.duration == 60)
+    }
+
+    @Test func anExportWrittenBeforeCPUAndMemoryStillImports() throws {
+        // A file of format version 1 as Fanout wrote it before these keys existed.
+        let old = Data(#"""
+            {"exportedAt":"2027-01-15T08:00:00.000Z","fanoutVersion":"0.9","format":"fanout-history","runs":[
+             {"classes":[{"actual":2,"agent":"agent-1","destination":"local","estimate":1,"estimateSource":"test count",
+               "framework":"xctest","module":"AppTests","outcome":"passed","suite":"LoginTests","testCount":1,
+               "timingComplete":true}],
+              "counts":{"crashed":0,"failed":0,"flaky":0,"notRun":0,"passed":1,"skipped":0,"timedOut":0,"total":1},
+              "destinations":["local"],"exitCode":0,"fanoutVersion":"0.9","finishedAt":"2027-01-15T08:00:30.000Z",
+              "interrupted":false,"measurements":[],"runID":"old","slots":2,"startedAt":"2027-01-15T08:00:00.000Z",
+              "tests":[{"attempts":[{"agent":"agent-1","duration":2,"outcome":"passed","unit":1}],"destination":"local",
+                "framework":"xctest","module":"AppTests","name":"test0","outcome":"passed","suite":"LoginTests"}],
+              "units":[{"destination":"local","duration":2.5,"ending":"exit 0","estimate":1,"framework":"xctest",
+                "id":1,"agent":"agent-1","slot":0,"startedAt":0,"suites":["AppTests.LoginTests"],"testCount":1}]}],
+             "version":1}
+            """#.utf8)
+        let runs = try HistoryExport.decode(old, path: "old.json").runs
+        #expect(runs.first?.units.first?.cpuSeconds == nil && runs.first?.units.first?.cores == nil)
+        #expect(runs.first?.classes.first?.cpuSeconds == nil)
+        #expect(runs.first?.tests.first?.attempts.first?.cpuSeconds == nil)
+        let store = try HistoryStore.inMemory()
+        #expect(try store.importRuns(runs).imported == ["old"])
+        let history = try store.timingHistory(destination: "local")
+        #expect(history.classes[login] == [ClassSample(duration: 2, testCount: 1)])
+        #expect(history.cpuShare.isEmpty && history.peakMemory.isEmpty && history.censored.isEmpty)
+        // And it is written back without keys it never had.
+        let again = try HistoryExport(exportedAt: Date(), fanoutVersion: "test", runs: try store.exportRuns()).encoded()
+        #expect(!String(decoding: again, as: UTF8.self).contains("cpuSeconds"))
+    }
+
     // MARK: - Bad input
 
     @Test func badFilesGiveTheErrorThatSaysWhatWasWrong() throws {

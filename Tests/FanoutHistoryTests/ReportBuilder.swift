@@ -51,11 +51,15 @@ struct ReportBuilder {
             }))
     }
 
-    mutating func addUnit(id: Int, suites: [String], duration: Double) {
-        units.append(UnitReport(id: id, destination: destination, framework: .xctest, agent: "agent-1", slot: 0,
-                                suites: suites, testCount: 2, estimate: 1, startedAt: 0, duration: duration,
-                                ending: "exit 0", command: "AppPackageTests.xctest \(suites.joined(separator: ","))",
-                                log: ""))
+    mutating func addUnit(id: Int, suites: [String], duration: Double, cpuSeconds: Double? = nil,
+                          peakMemoryBytes: Int64? = nil) {
+        var unit = UnitReport(id: id, destination: destination, framework: .xctest, agent: "agent-1", slot: 0,
+                              suites: suites, testCount: 2, estimate: 1, startedAt: 0, duration: duration,
+                              ending: "exit 0", command: "AppPackageTests.xctest \(suites.joined(separator: ","))",
+                              log: "")
+        unit.cpuSeconds = cpuSeconds
+        unit.peakMemoryBytes = peakMemoryBytes
+        units.append(unit)
     }
 
     mutating func addMeasurement(_ test: TestID, values: [Double], identifier: String = "org.swift.XCTPerformanceMetric_WallClockTime",

@@ -10,6 +10,10 @@ public enum EstimateSource: Hashable, Codable, Sendable, CustomStringConvertible
     case borrowed(from: String, ratio: Double)
     /// A piece of a class split by methods: method history where known, the class mean per test elsewhere.
     case methods(known: Int, of: Int)
+    /// No whole run of the class here (it was killed, split, or cut by stealing), or one of its tests was killed
+    /// past the class's estimate: the sum over its tests of their own history (a killed test counts at least the time
+    /// it had run: `censored` of them), tests never seen at the mean seconds per test.
+    case tests(known: Int, of: Int, censored: Int)
 
     public var description: String {
         switch self {
@@ -18,6 +22,7 @@ public enum EstimateSource: Hashable, Codable, Sendable, CustomStringConvertible
         case .noHistory(let s): "no history: test count × \(formatSeconds(s))/test"
         case .borrowed(let d, let r): "borrowed from \(d) × \(String(format2: r))"
         case .methods(let k, let n): "method history (\(k)/\(n))"
+        case .tests(let k, let n, let c): "test history (\(k)/\(n)\(c > 0 ? ", \(c) timed out" : ""))"
         }
     }
 
@@ -25,7 +30,7 @@ public enum EstimateSource: Hashable, Codable, Sendable, CustomStringConvertible
     public var isGuess: Bool {
         switch self {
         case .noHistory, .testCount: true
-        case .methods(let known, _): known == 0
+        case .methods(let known, _), .tests(let known, _, _): known == 0
         case .history, .borrowed: false
         }
     }

@@ -49,7 +49,7 @@ public struct MethodSplitter: Sendable, Hashable {
     func coldGroupCount(_ item: WorkItem, share: Double, keepWhole: (SuiteID) -> Bool) -> Int? {
         switch item.source {
         case .noHistory, .testCount: break
-        case .history, .borrowed, .methods: return nil
+        case .history, .borrowed, .methods, .tests: return nil
         }
         let n = item.tests.count
         guard item.framework == .xctest, n >= 2 * Self.coldGroupSize, item.estimate >= share / 4, !item.exclusive,

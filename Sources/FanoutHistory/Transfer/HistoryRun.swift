@@ -76,9 +76,15 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         public var startedAt: Double?
         public var duration: Double?
         public var ending: String
+        /// CPU seconds (user + system) of its processes, and the peak resident memory of the largest, in bytes.
+        public var cpuSeconds: Double?
+        public var peakMemoryBytes: Int64?
+        /// Online CPUs of the agent's machine.
+        public var cores: Int?
 
         public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
-                    testCount: Int, estimate: Double?, startedAt: Double?, duration: Double?, ending: String) {
+                    testCount: Int, estimate: Double?, startedAt: Double?, duration: Double?, ending: String,
+                    cpuSeconds: Double? = nil, peakMemoryBytes: Int64? = nil, cores: Int? = nil) {
             self.id = id
             self.destination = destination
             self.framework = framework
@@ -90,6 +96,9 @@ public struct HistoryRun: Codable, Sendable, Hashable {
             self.startedAt = startedAt
             self.duration = duration
             self.ending = ending
+            self.cpuSeconds = cpuSeconds
+            self.peakMemoryBytes = peakMemoryBytes
+            self.cores = cores
         }
     }
 
@@ -108,10 +117,12 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         /// Only a class that ran whole, in one process, and ended normally teaches the estimator.
         public var timingComplete: Bool
         public var agent: String?
+        /// CPU seconds its tests consumed.
+        public var cpuSeconds: Double?
 
         public init(destination: String, framework: Framework, module: String, suite: String, testCount: Int,
                     estimate: Double?, estimateSource: String, actual: Double?, outcome: Outcome,
-                    timingComplete: Bool, agent: String?) {
+                    timingComplete: Bool, agent: String?, cpuSeconds: Double? = nil) {
             self.destination = destination
             self.framework = framework
             self.module = module
@@ -123,6 +134,7 @@ public struct HistoryRun: Codable, Sendable, Hashable {
             self.outcome = outcome
             self.timingComplete = timingComplete
             self.agent = agent
+            self.cpuSeconds = cpuSeconds
         }
 
         public var id: SuiteID { SuiteID(module: module, name: suite) }
@@ -154,19 +166,24 @@ public struct HistoryRun: Codable, Sendable, Hashable {
 
     public struct TestAttempt: Codable, Sendable, Hashable {
         public var outcome: Outcome
+        /// Seconds; for a timed-out attempt, how long it had run when it was killed (it takes at least that long).
         public var duration: Double?
         public var agent: String
         /// The unit (`units[].id`) the attempt ran in.
         public var unit: Int
         /// The message of its first failing issue.
         public var failure: String?
+        /// CPU seconds its process consumed while it ran (kept to the millisecond).
+        public var cpuSeconds: Double?
 
-        public init(outcome: Outcome, duration: Double?, agent: String, unit: Int, failure: String? = nil) {
+        public init(outcome: Outcome, duration: Double?, agent: String, unit: Int, failure: String? = nil,
+                    cpuSeconds: Double? = nil) {
             self.outcome = outcome
             self.duration = duration
             self.agent = agent
             self.unit = unit
             self.failure = failure
+            self.cpuSeconds = cpuSeconds
         }
     }
 
@@ -228,6 +245,7 @@ extension HistoryRun {
     /// What the history keeps of a finished run.
     public init(_ report: RunReport) {
         let plan = report.plan, timing = report.timing
+        let cores = Dictionary(report.agents.map { ($0.name, $0.cores) }, uniquingKeysWith: { first, _ in first })
         self.init(
             runID: report.runID, startedAt: report.startedAt, finishedAt: report.finishedAt,
             fanoutVersion: report.fanoutVersion, exitCode: report.exitCode, interrupted: report.interrupted,
@@ -238,20 +256,23 @@ extension HistoryRun {
             units: report.units.map { unit in
                 UnitRun(id: unit.id, destination: unit.destination, framework: unit.framework, agent: unit.agent,
                         slot: unit.slot, suites: unit.suites, testCount: unit.testCount, estimate: unit.estimate,
-                        startedAt: unit.startedAt, duration: unit.duration, ending: unit.ending)
+                        startedAt: unit.startedAt, duration: unit.duration, ending: unit.ending,
+                        cpuSeconds: unit.cpuSeconds, peakMemoryBytes: unit.peakMemoryBytes,
+                        cores: cores[unit.agent] ?? nil)
             },
             classes: report.classes.map { entry in
                 ClassRun(destination: entry.destination, framework: entry.framework, module: entry.suite.module,
                          suite: entry.suite.name, testCount: entry.testCount, estimate: entry.estimate,
                          estimateSource: entry.estimateSource, actual: entry.actual, outcome: entry.outcome,
-                         timingComplete: entry.timingIsComplete, agent: entry.agent)
+                         timingComplete: entry.timingIsComplete, agent: entry.agent, cpuSeconds: entry.cpuSeconds)
             },
             tests: report.results.map { test in
                 TestRun(destination: test.destination, id: test.id, framework: test.framework, outcome: test.outcome,
                         attempts: test.attempts.map { attempt in
                             TestAttempt(outcome: attempt.outcome, duration: attempt.duration, agent: attempt.agent,
                                         unit: attempt.unit,
-                                        failure: attempt.issues.first(where: \.isFailure)?.message)
+                                        failure: attempt.issues.first(where: \.isFailure)?.message,
+                                        cpuSeconds: attempt.cpuSeconds)
                         })
             },
             measurements: report.measurements.map(MeasurementRun.init))

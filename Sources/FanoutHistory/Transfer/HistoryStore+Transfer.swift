@@ -90,7 +90,8 @@ extension HistoryStore {
                 id: row["unit_id"], destination: row["destination"], framework: try framework(row["framework"]),
                 agent: row["agent"], slot: row["slot"], suites: decodeJSON([String].self, from: row["suites"]) ?? [],
                 testCount: row["test_count"], estimate: row["estimate"], startedAt: row["started_at"],
-                duration: row["duration"], ending: row["ending"])
+                duration: row["duration"], ending: row["ending"], cpuSeconds: row["cpu_seconds"],
+                peakMemoryBytes: row["peak_memory"], cores: row["cores"])
         }
     }
 
@@ -100,7 +101,7 @@ extension HistoryStore {
                 destination: row["destination"], framework: try framework(row["framework"]), module: row["module"],
                 suite: row["suite"], testCount: row["test_count"], estimate: row["estimate"],
                 estimateSource: row["estimate_source"], actual: row["actual"], outcome: try outcome(row["outcome"]),
-                timingComplete: row["timing_complete"], agent: row["agent"])
+                timingComplete: row["timing_complete"], agent: row["agent"], cpuSeconds: row["cpu_seconds"])
         }
     }
 
@@ -111,8 +112,10 @@ extension HistoryStore {
             SELECT * FROM test_attempts WHERE run = ? ORDER BY destination, test, attempt
             """, arguments: [run])
         while let row = try attemptRows.next() {
+            let cpu: Int64? = row["cpu_ms"]
             let attempt = HistoryRun.TestAttempt(outcome: try outcome(row["outcome"]), duration: row["duration"],
-                                                 agent: row["agent"], unit: row["unit"], failure: row["failure"])
+                                                 agent: row["agent"], unit: row["unit"], failure: row["failure"],
+                                                 cpuSeconds: cpu.map { Double($0) / 1000 })
             attempts[row["destination"], default: [:]][row["test"], default: []].append(attempt)
         }
         return try Row.fetchAll(db, sql: """
