@@ -79,6 +79,8 @@ struct RunPreparation: Sendable {
             for i in mine.indices {
                 if exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
                 if keepWhole.matches(mine[i].suite) { mine[i].keepWhole = true }
+                mine[i].cpuShare = history.cpuShare[mine[i].suite]
+                mine[i].peakMemory = history.peakMemory[mine[i].suite]
             }
             items += mine
         }

@@ -24,7 +24,7 @@ public struct TimeLimitBook: Sendable {
             let history = histories[item.destination]
             var mine = tests[item.destination] ?? [:]
             for id in item.testIDs {
-                mine[id] = rules.limits(durations: history?.tests[id] ?? [], censored: history?.censored(id),
+                mine[id] = rules.limits(durations: history?.tests[id] ?? [], censored: history?.censoredDuration(of: id),
                                         explicit: explicit, floor: floor)
             }
             tests[item.destination] = mine
@@ -55,9 +55,4 @@ public struct TimeLimitBook: Sendable {
         let (tests, between) = limits(of: unit)
         return tests.values.reduce(between.ceiling) { $0 + $1.ceiling }
     }
-}
-
-extension TimingHistory {
-    /// The longest a test ran before Fanout stopped it, in recent runs (nil: never stopped).
-    func censored(_ test: TestID) -> Double? { nil }
 }

@@ -89,8 +89,11 @@ public struct MethodSplitter: Sendable, Hashable {
     /// Per-method estimates: history where known, the class's remaining mean elsewhere.
     public func methodEstimates(_ item: WorkItem, history: TimingHistory) -> (estimates: [Double], known: Int) {
         let known = item.tests.map { name -> Double? in
-            guard let samples = history.tests[TestID(suite: item.suite, name: name)], !samples.isEmpty else { return nil }
-            return Estimator.percentile(Array(samples.prefix(10)), percentile)
+            let id = TestID(suite: item.suite, name: name)
+            // A test Fanout stopped takes at least as long as it ran then (a censored observation).
+            let censored = history.censoredDuration(of: id)
+            guard let samples = history.tests[id], !samples.isEmpty else { return censored }
+            return max(Estimator.percentile(Array(samples.prefix(10)), percentile), censored ?? 0)
         }
         let knownCount = known.compactMap { $0 }.count
         let knownSum = known.compactMap { $0 }.reduce(0, +)
