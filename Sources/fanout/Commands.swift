@@ -41,6 +41,9 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Do not record this run in the timing history.")
     var noRecord = false
 
+    @Flag(help: "Start computing work even when its machine's cores are all busy (CPU-aware packing off).")
+    var noCpuPacking = false
+
     @Flag(help: "A performance regression against an accepted baseline fails the run (exit 1).")
     var failOnPerfRegression = false
 
@@ -72,6 +75,7 @@ struct Run: AsyncParsableCommand {
         if let stallTimeout { settings.timeLimits.stall = stallTimeout }
         if let testTimeout { settings.timeLimits.ceiling = testTimeout }
         if noRecord { settings.recordHistory = false }
+        if noCpuPacking { settings.cpuPacking = false }
         if keepRemote { settings.ssh.keepRemote = true }
         if let retries { settings.retries = retries }
         if failOnPerfRegression { settings.failOnPerfRegression = true }

@@ -38,7 +38,7 @@ public enum ConfigFile {
         let keys = try top.mapping(allowed: ["package", "bundle", "build", "filter", "skip", "slots", "report_dir",
                                              "reports", "history", "record_history", "timeout", "estimate",
                                              "destination", "agents", "known_hosts", "host_key_policy", "ssh", "retries",
-                                             "requeue_budget", "keep_whole", "split_classes", "destinations",
+                                             "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
                                              "exclusive", "performance", "baselines", "fail_on_perf_regression"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
@@ -64,6 +64,7 @@ public enum ConfigFile {
         }
         if let v = keys["keep_whole"] { settings.keepWhole = try v.strings() }
         if let v = keys["split_classes"] { settings.splitClasses = try v.bool() }
+        if let v = keys["cpu_packing"] { settings.cpuPacking = try v.bool() }
         if let v = keys["retries"] { settings.retries = try v.int(min: 0) }
         if let v = keys["requeue_budget"] { settings.requeueBudget = try v.int(min: 0) }
         if let v = keys["known_hosts"] { settings.ssh.knownHosts = try v.string() }

@@ -266,7 +266,9 @@ struct AgentServer: Sendable {
                         handedOver = await !collect(parser.consume(stderr: bytes))
                     case .event(.usage(let u)):
                         usage = u
-                        watch.cpu(u.cpuSeconds, at: now())
+                        let t = now()
+                        watch.cpu(u.cpuSeconds, at: t)
+                        await state.unitUsage(unit.id, u, at: t)
                     case .event(.ended(let e)):
                         ending = e
                     case .tick:

@@ -83,7 +83,7 @@ public final class Coordinator: Sendable {
                              items: prepared.items, requeueBudget: settings.requeueBudget, retries: settings.retries,
                              slots: prepared.slots,
                              deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
-                             progress: progress)
+                             capacity: settings.cpuPacking ? CapacityPolicy() : nil, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
         let (transports, archives) = makeTransports()

@@ -40,6 +40,9 @@ public struct RunSettings: Sendable, Hashable {
     public var keepWhole: [String] = []
     /// Split classes longer than one slot's share of the work into groups of methods.
     public var splitClasses = true
+    /// CPU-aware packing: computing work starts only while its machine has a core for it, and any work only while
+    /// its memory holds it; waiting work fills the other slots (see CapacityPolicy).
+    public var cpuPacking = true
     /// The baselines file committed with the project (see docs/baselines.md).
     public var baselinesPath = "fanout-baselines.json"
     /// A performance regression against an accepted baseline fails the run (exit 1).

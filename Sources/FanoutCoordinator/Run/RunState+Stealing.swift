@@ -35,12 +35,15 @@ extension RunState {
 
     /// Cuts the most worthwhile running unit for this slot and the other idle slots of its destination; this slot
     /// gets the first part, the rest wait in `stolenParts` for the other idle slots.
-    func steal(for slot: SlotRef, serving destinations: Set<String>, now: Double) -> WorkUnit? {
+    func steal(for slot: SlotRef, serving destinations: Set<String>, now: Double,
+               computingAllowed: Bool = true) -> WorkUnit? {
         var best: StealPolicy.Steal?
         for destination in destinations {
             let idleSlots = 1 + idle.filter { serves[$0.key]?.contains(destination) == true }.values.reduce(0, +)
             let policy = StealPolicy(overhead: overhead(on: slot.agent) ?? StealPolicy().overhead)
-            let candidates = running.values.filter { $0.unit.destination == destination }.map { candidate($0, now: now) }
+            let candidates = running.values.filter {
+                $0.unit.destination == destination && (computingAllowed || !isComputing($0))
+            }.map { candidate($0, now: now) }
             if let s = policy.steal(from: candidates, idleSlots: idleSlots), s.gain > (best?.gain ?? 0) { best = s }
         }
         guard let steal = best, var original = running[steal.unit] else { return nil }

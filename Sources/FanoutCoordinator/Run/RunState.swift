@@ -68,6 +68,10 @@ actor RunState {
         var started: Set<TestID> = []
         var current: (test: TestID, since: Double)?
         var takenFrom: Int?
+        /// Cores it used between its last two CPU samples, the last sample, and its peak memory so far.
+        var cpuRate: Double?
+        var lastUsage: (cpu: Double, at: Double)?
+        var peakMemory: Int64?
 
         init(unit: WorkUnit, start: Double, agent: String, twin: Int?, isBackup: Bool, takenFrom: Int? = nil) {
             self.unit = unit
@@ -97,9 +101,14 @@ actor RunState {
     /// The hardware class of each destination that runs on a device (its model and OS), whatever agent runs it.
     private let deviceClasses: [String: String]
 
+    /// CPU-aware packing (see `CapacityPolicy`); nil: off.
+    let capacity: CapacityPolicy?
+
     init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int,
-         deviceClasses: [String: String] = [:], progress: @escaping ProgressHandler) {
+         deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(),
+         progress: @escaping ProgressHandler) {
         self.deviceClasses = deviceClasses
+        self.capacity = capacity
         self.retries = retries
         self.scheduler = scheduler
         var expected: [ResultKey: (TestID, Framework)] = [:]
@@ -126,16 +135,23 @@ actor RunState {
             let agentIsIdle = mine.isEmpty
             let exclusiveRunning = mine.contains { $0.unit.items.contains(where: \.exclusive) }
             if let part = takeStolenPart(for: slot, serving: destinations, now: t) { return part }
+            let machine = machineState(of: slot.agent)
+            let fits: (WorkItem) -> Bool = { [capacity] item in
+                guard let capacity, let machine else { return true }
+                return capacity.admits(share: item.cpuShare, memory: item.peakMemory, on: machine)
+            }
             if !exclusiveRunning, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
                 destinations.contains($0.destination) && (alone || $0.avoidAgent != slot.agent)
-                    && (!$0.exclusive || agentIsIdle)
+                    && (!$0.exclusive || agentIsIdle) && fits($0)
             }) {
                 running[unit.id] = Running(unit: unit, start: t, agent: slot.agent, twin: nil, isBackup: false)
                 return unit
             }
             if running.isEmpty { return nil }
-            if let part = steal(for: slot, serving: destinations, now: t) { return part }
-            if let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
+            // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
+            let saturated = capacity != nil && machine?.isSaturated == true
+            if let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
+            if !saturated, let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
             armTimer()
             idle[slot.agent, default: 0] += 1
             await withCheckedContinuation { waiters.append($0) }
