@@ -98,6 +98,18 @@ import Testing
         #expect(MarkdownWriter().render(r).contains("(destination a\\|b: its test time / the slots serving it)"))
     }
 
+    /// report.json carries every CPU field as the schema names it, and reads back equal.
+    @Test func jsonCarriesTheCPUFields() throws {
+        let report = Self.cpuBound()
+        let data = try JSONReportWriter().encode(report)
+        let text = String(decoding: data, as: UTF8.self)
+        for key in [#""boundBy" : "cpu""#, #""cpuLowerBound" : 85.2"#, #""cores" : 2"#, #""cpuSeconds" : 170.4"#,
+                    #""peakMemoryBytes" : 314572800"#, #""machine" : "m-1""#] {
+            #expect(text.contains(key), "\(key)")
+        }
+        #expect(try JSONReportWriter().decode(data) == report)
+    }
+
     // MARK: - Merging shards
 
     func shard(_ i: Int, machine: String, cores: Int, cpu: Double, makespan: Double, bound: Double, by: String) -> RunReport {
