@@ -21,6 +21,12 @@ struct CaseResult: Codable, Sendable {
     var note: String?
     /// How the command ended (0 expected), when it is one command.
     var exitCode: Int32?
+    /// A Fanout run's own lower bound, `timing.lowerBound` of its report.json: from its per-test durations AND its
+    /// CPU time / cores, so its makespan can never be below it. Absent for the other strategies (no report) and in
+    /// results recorded before reports measured CPU.
+    var lowerBound: Double?
+    /// Which term of `lowerBound` binds (`slots`, `longest test`, `cpu`, `destination NAME`), when the report says.
+    var boundBy: String?
 
     /// Every asked-for test passed and the command exited 0: only such a row is a speed figure.
     var complete: Bool { testsPassed == testsExpected && (exitCode ?? 0) == 0 }
@@ -56,6 +62,15 @@ struct SuiteResult: Codable, Sendable {
     var cases: [CaseResult]
     /// The suite run as CI jobs (`fanout run --shard I/N` each), when measured.
     var ci: CIShardsResult?
+
+    /// The bound a case's makespan is divided by: the run's own (CPU-aware) bound from its report.json when it has
+    /// one, else the suite's reference `methodLowerBound`. The reference comes from another run (the last warm-up):
+    /// for computing tests it is an estimate that the run measured may beat, so Fanout's rows use their own bound.
+    func lowerBound(of c: CaseResult) -> Double { c.lowerBound.flatMap { $0 > 0 ? $0 : nil } ?? methodLowerBound }
+    /// makespan / ``lowerBound(of:)``, when the case's makespan is known.
+    func ratio(_ c: CaseResult) -> Double? { c.makespan.map { $0 / max(lowerBound(of: c), 1e-9) } }
+    /// True when some case is divided by its own run's bound (results recorded since reports measured CPU).
+    var hasOwnBounds: Bool { cases.contains { $0.lowerBound != nil } }
 
     func fanout(_ fleet: String) -> CaseResult? { strategy("fanout", fleet) }
     func strategy(_ name: String, _ fleet: String = "local") -> CaseResult? {

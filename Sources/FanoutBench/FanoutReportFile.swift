@@ -50,7 +50,11 @@ struct FanoutReportFile: Decodable {
         var wall: Double
         var preparation: Double
         var makespan: Double
+        /// Includes CPU time / cores when the run measured CPU (`boundBy` says which term binds).
         var lowerBound: Double
+        var boundBy: String?
+        var cpuSeconds: Double?
+        var cores: Int?
     }
 
     var results: [Result]

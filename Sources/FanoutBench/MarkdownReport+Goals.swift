@@ -14,14 +14,14 @@ extension MarkdownReport {
         func suite(_ shape: SuiteShape) -> SuiteResult? { suites.first { $0.shape == shape } }
         if let r = suite(.lognormal), let f = r.fanout("local"), let mk = f.makespan {
             out.append(Goal(text: "lognormal suite, warm history, 8 slots: makespan ≤ 1.05 × LB",
-                            measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))",
-                            met: f.complete && mk <= 1.05 * r.methodLowerBound))
+                            measured: "\(f2(mk)) s / \(f2(r.lowerBound(of: f))) s = \(f3(mk / r.lowerBound(of: f)))",
+                            met: f.complete && mk <= 1.05 * r.lowerBound(of: f)))
         }
         if let r = suite(.dominant), let f = r.fanout("local"), let mk = f.makespan {
             out.append(Goal(text: "one-dominant-class suite, 8 slots: makespan ≤ 1.15 × method-level LB",
-                            measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))"
+                            measured: "\(f2(mk)) s / \(f2(r.lowerBound(of: f))) s = \(f3(mk / r.lowerBound(of: f)))"
                                 + " (whole-class LB \(f2(r.classLowerBound)) s)",
-                            met: f.complete && mk <= 1.15 * r.methodLowerBound))
+                            met: f.complete && mk <= 1.15 * r.lowerBound(of: f)))
         }
         // Like with like: a prebuilt product (`--bundle` / `--skip-build`) and a package with its no-op build.
         for (fanoutName, swiftName, how) in [("fanout", "swift-test-parallel", "prebuilt: `fanout run --bundle` vs `swift test --skip-build --parallel`"),
@@ -43,15 +43,15 @@ extension MarkdownReport {
         for shape in [SuiteShape.skewed, .dominant] {
             if let r = suite(shape), let c = r.strategy("fanout-cold"), let mk = c.makespan {
                 out.append(Goal(text: "\(shape.rawValue) suite, first run (no history), 8 slots: makespan ≤ 1.25 × method-level LB",
-                                measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))",
-                                met: c.complete && mk <= 1.25 * r.methodLowerBound))
+                                measured: "\(f2(mk)) s / \(f2(r.lowerBound(of: c))) s = \(f3(mk / r.lowerBound(of: c)))",
+                                met: c.complete && mk <= 1.25 * r.lowerBound(of: c)))
             }
         }
         for shape in [SuiteShape.skewed, .dominant] {
             if let r = suite(shape), let c = r.strategy("fanout-shuffled"), let mk = c.makespan {
                 out.append(Goal(text: "\(shape.rawValue) suite, history deliberately wrong (class and test times shuffled), 8 slots: makespan ≤ 1.15 × LB",
-                                measured: "\(f2(mk)) s / \(f2(r.methodLowerBound)) s = \(f3(mk / r.methodLowerBound))",
-                                met: c.complete && mk <= 1.15 * r.methodLowerBound))
+                                measured: "\(f2(mk)) s / \(f2(r.lowerBound(of: c))) s = \(f3(mk / r.lowerBound(of: c)))",
+                                met: c.complete && mk <= 1.15 * r.lowerBound(of: c)))
             }
         }
         if let r = suite(.manySmall), let f = r.fanout("local"),

@@ -26,8 +26,8 @@ enum MarkdownReport {
                 let name = c.isFanout ? "**\(c.label)**" : c.label
                 s += "| \(fleetName(fleet, r)) | \(name) | \(f2(c.wall)) s | "
                     + (c.makespan.map { f2($0) + " s" } ?? "—") + " | "
-                    + (c.makespan.map { f3($0 / r.methodLowerBound) } ?? "—") + " | "
-                    + "\(f2(c.wall - r.methodLowerBound)) s | " + (c.processes.map(String.init) ?? "—") + " | "
+                    + (r.ratio(c).map(f3) ?? "—") + " | "
+                    + "\(f2(c.wall - r.lowerBound(of: c))) s | " + (c.processes.map(String.init) ?? "—") + " | "
                     + "\(testsCell(c)) | \(ratio) |\n"
             }
         }
@@ -50,7 +50,9 @@ enum MarkdownReport {
             + (r.shape.computes ? "The methods compute, so at most \(min(r.slots, r.cores ?? r.slots)) run at once on this machine's "
                 + "\(r.cores ?? 0) cores whatever the slots: the LB divides by that (its reference run used one slot). It is an "
                 + "estimate, not a strict bound: computing tests run a few % faster or slower from one run to the next, so a "
-                + "ratio slightly below 1 can happen. " : "")
+                + (r.hasOwnBounds ? "run's own makespan can beat it. " : "ratio slightly below 1 can happen. ") : "")
+            + (r.hasOwnBounds ? "Fanout's rows are divided by their own run's lower bound (report.json `timing.lowerBound`: its "
+                + "per-test durations, and its CPU time / cores), which no run can beat; the other rows by the LB below. " : "")
             + "**LB at \(r.slots) slots, method level: \(f2(r.methodLowerBound)) s** (whole classes: "
             + "\(f2(r.classLowerBound)) s). Build: \(f1(r.buildSeconds)) s, not counted."
             + (r.loadAverage.map { " Load average (1 min) when its cases started / ended: \($0.map(f2).joined(separator: " / "))." } ?? "")
@@ -160,10 +162,11 @@ enum MarkdownReport {
         var rows: [String] = []
         for r in suites where !r.shape.computes {
             for name in ["fanout-cold", "fanout-shuffled"] {
-                guard let c = r.strategy(name), let mk = c.makespan else { continue }
-                let greedy = r.methodLowerBound + r.longestMethod
-                rows.append("| \(r.shape.rawValue) | \(c.label) | \(f3(mk / r.methodLowerBound)) | \(f3(r.longestMethod)) s "
-                    + "(\(Int((r.longestMethod / max(r.methodLowerBound, 1e-9) * 100).rounded())) % of LB) | \(f3(greedy / r.methodLowerBound)) |")
+                guard let c = r.strategy(name), let ratio = r.ratio(c) else { continue }
+                let lb = r.lowerBound(of: c)
+                let greedy = lb + r.longestMethod
+                rows.append("| \(r.shape.rawValue) | \(c.label) | \(f3(ratio)) | \(f3(r.longestMethod)) s "
+                    + "(\(Int((r.longestMethod / max(lb, 1e-9) * 100).rounded())) % of LB) | \(f3(greedy / lb)) |")
             }
         }
         guard !rows.isEmpty else { return "" }
@@ -199,8 +202,8 @@ enum MarkdownReport {
         for r in run.suites {
             func ratio(_ name: String) -> String {
                 guard let c = r.strategy(name) else { return "—" }
-                guard c.complete, let mk = c.makespan else { return "incomplete" }
-                return f3(mk / r.methodLowerBound)
+                guard c.complete, let ratio = r.ratio(c) else { return "incomplete" }
+                return f3(ratio)
             }
             func versus(_ alt: String, _ fanout: String) -> String {
                 guard let a = r.strategy(alt), let f = r.strategy(fanout) else { return "—" }
@@ -218,7 +221,9 @@ enum MarkdownReport {
                     + (sim.accountedFor ? "accounted for once" : "NOT accounted for") : "") + ".\n"
         }
         let m = run.machine
-        s += "\nLB: the method-level lower bound (no schedule, not even one process per test, ends sooner). Measured by "
+        s += "\nLB: the method-level lower bound (no schedule, not even one process per test, ends sooner)"
+            + (run.suites.contains(where: \.hasOwnBounds) ? "; for Fanout's runs, each run's own from its report.json (test "
+                + "time / slots, the longest test, CPU time / cores), which its makespan cannot beat" : "") + ". Measured by "
             + "`\(run.command)` on \(m.date), \(m.commit), \(m.cores) cores; the generated suites sleep except cpu-bound. "
             + "Every case, the fleet and the alternatives: [BENCHMARKS.md](BENCHMARKS.md).\n"
         return s

@@ -74,7 +74,8 @@ struct SuiteBench {
         let loadBefore = Self.loadAverage()
         var cases: [CaseResult] = []
         let record: @Sendable (CaseResult) -> Void = { c in
-            let mk = c.makespan.map { " makespan \(f2($0)) s (\(f3($0 / lb)) × LB)" } ?? ""
+            let bound = c.lowerBound ?? lb
+            let mk = c.makespan.map { " makespan \(f2($0)) s (\(f3($0 / bound)) × LB\(c.boundBy.map { ", bound by " + $0 } ?? ""))" } ?? ""
             progress("\(shape.rawValue) [\(c.fleet)] \(c.label): wall \(f2(c.wall)) s\(mk), "
                      + "\(c.testsPassed)/\(c.testsExpected) passed\(c.note.map { " — " + $0 } ?? "")")
         }
@@ -240,7 +241,8 @@ struct SuiteBench {
         return CaseResult(strategy: strategy, label: label, fleet: fleet,
                           slots: report?.plan.slots ?? slots, wall: r.seconds, makespan: report?.timing.makespan,
                           testTime: report?.testTime, testsPassed: report?.passed ?? 0, testsExpected: expected,
-                          processes: report?.units.count, note: note, exitCode: r.exitCode)
+                          processes: report?.units.count, note: note, exitCode: r.exitCode,
+                          lowerBound: report?.timing.lowerBound, boundBy: report?.timing.boundBy)
     }
 
     // MARK: - Static shards

@@ -102,9 +102,7 @@ public enum ReportMerger {
         if exit == 0, let worst = reports.map(\.exitCode).filter({ $0 != 0 }).max() { exit = worst }
 
         let first = reports.min { $0.startedAt < $1.startedAt }
-        let timings = reports.map(\.timing)
-        let timing = Timing(wall: timings.map(\.wall).max() ?? 0, preparation: timings.map(\.preparation).max() ?? 0,
-                            makespan: timings.map(\.makespan).max() ?? 0, lowerBound: timings.map(\.lowerBound).max() ?? 0)
+        let timing = mergedTiming(reports.map(\.timing), agents: agents)
         var report = RunReport(
             runID: (first?.runID ?? "merged") + (reports.count > 1 ? "+\(reports.count - 1)" : ""),
             fanoutVersion: first?.fanoutVersion ?? "", startedAt: first?.startedAt ?? Date(timeIntervalSince1970: 0),
@@ -120,5 +118,29 @@ public enum ReportMerger {
             timing: timing, exitCode: exit)
         report.steals = steals.isEmpty ? nil : steals
         return Merged(report: report, problems: problems)
+    }
+
+    /// The shards ran at the same time, each on its own CI job, so the merged run took as long as its slowest shard:
+    /// wall, preparation and makespan are the largest of the shards'. Each shard's lower bound (its CPU term
+    /// included) holds for its own makespan, hence for the slowest shard's: the merged `lowerBound` is the largest
+    /// of them, `boundBy` that shard's binding term, and `cpuLowerBound` the largest shard CPU term.
+    ///
+    /// CPU: `cpuSeconds` is the sum over the shards (all of it was spent), `cores` the cores of the distinct machines
+    /// of every shard (agents with the same `machine` counted once, across shards too). The bound is NOT recomputed
+    /// as all CPU / all cores: that would assume CPU work could move from one job's machine to another's, which it
+    /// cannot, and would let a badly balanced split look CPU-bound-perfect. So in a merged report `cpuLowerBound`
+    /// may exceed `cpuSeconds / cores` (the shards' CPU was uneven); `cpuSeconds / (cores × makespan)` is still how
+    /// busy all the cores were over the merged makespan.
+    static func mergedTiming(_ timings: [Timing], agents: [AgentInfo]) -> Timing {
+        let binding = timings.max { $0.lowerBound < $1.lowerBound }
+        var timing = Timing(wall: timings.map(\.wall).max() ?? 0, preparation: timings.map(\.preparation).max() ?? 0,
+                            makespan: timings.map(\.makespan).max() ?? 0, lowerBound: binding?.lowerBound ?? 0)
+        timing.boundBy = binding?.boundBy
+        let cpu = timings.compactMap(\.cpuSeconds)
+        timing.cpuSeconds = cpu.isEmpty ? nil : cpu.reduce(0, +)
+        timing.cpuLowerBound = timings.compactMap(\.cpuLowerBound).max()
+        // Agents whose units' CPU was measured (as a run counts them); agents of earlier reports lack it.
+        timing.cores = timing.cpuSeconds == nil ? nil : MeasuredLowerBound.cores(of: agents.filter { $0.cpuSeconds != nil })
+        return timing
     }
 }

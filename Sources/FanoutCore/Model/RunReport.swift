@@ -92,7 +92,10 @@ public struct AgentInfo: Codable, Sendable, Hashable {
     public var cores: Int?
     public var memoryBytes: Int64?
     public var machine: String?
-    /// CPU seconds (user + system) its units consumed, and that as a share of its cores over the run's makespan.
+    /// CPU seconds (user + system) its units consumed (superseded twins included), and that as a share of its cores
+    /// over the run's makespan: cpuSeconds / (cores × makespan). Agents on one machine all report that machine's
+    /// cores, so each one's `cpuBusy` is its share of the whole machine, and the machine's busy share is the sum
+    /// over its agents. Absent when its units' CPU was not measured (`cpuBusy` also when its cores are unknown).
     public var cpuSeconds: Double?
     public var cpuBusy: Double?
 
@@ -211,7 +214,9 @@ public struct ClassReport: Codable, Sendable, Hashable {
     /// not split): only such times teach the timing history.
     public var timingIsComplete: Bool
     public var agent: String?
-    /// CPU seconds its tests consumed (their share of their units' CPU time); absent when not measured.
+    /// CPU seconds its tests consumed: the sum of their attempts' `cpuSeconds` when every attempt that ran has one,
+    /// else its share of its units' CPU in proportion to its time in each unit (see `RunReportAssembly.classCPU`);
+    /// absent when not measured.
     public var cpuSeconds: Double?
 
     public init(suite: SuiteID, framework: Framework, destination: String, testCount: Int, estimate: Double,
@@ -260,9 +265,10 @@ public struct Timing: Codable, Sendable, Hashable {
     public var preparation: Double
     /// Seconds from the first unit's start to the last unit's end.
     public var makespan: Double
-    /// The lower bound from this run's per-TEST durations: max(total test time / slots, the longest single test,
-    /// each destination's test time / the slots serving it). It does not depend on how Fanout grouped the tests:
-    /// no schedule, not even one that runs every test in a process of its own, ends sooner.
+    /// The lower bound from this run's per-TEST durations and CPU: max(total test time / slots, the longest single
+    /// test, each destination's test time / the slots serving it, CPU time / cores when CPU was measured). It does
+    /// not depend on how Fanout grouped the tests: no schedule, not even one that runs every test in a process of
+    /// its own, ends sooner. `boundBy` names the term that binds.
     public var lowerBound: Double
     /// The same bound over the pieces of work Fanout scheduled as one (a whole class, or a group of methods of a
     /// split class): how close the run came to the best schedule of the units it chose. Never below `lowerBound`.
@@ -274,7 +280,8 @@ public struct Timing: Codable, Sendable, Hashable {
     /// machine counted once, however many agents it holds). Absent when not measured.
     public var cpuSeconds: Double?
     public var cores: Int?
-    /// cpuSeconds / cores: no schedule on these machines ends sooner. Part of `lowerBound`.
+    /// cpuSeconds / cores: no schedule on these machines ends sooner. Part of `lowerBound`. (CPU of an agent whose
+    /// cores are unknown is left out of it; in a merged report it is the largest shard's, see `ReportMerger`.)
     public var cpuLowerBound: Double?
     /// Which term of `lowerBound` binds: `slots` (test time / slots), `longest test`, `cpu` (CPU time / cores), or
     /// `destination NAME` (its test time / the slots serving it).
@@ -287,6 +294,15 @@ public struct Timing: Codable, Sendable, Hashable {
         self.lowerBound = lowerBound
         self.classLowerBound = classLowerBound
         self.efficiency = lowerBound > 0 ? makespan / lowerBound : 1
+    }
+}
+
+extension Timing {
+    /// How busy the run kept the cores it counts: `cpuSeconds / (cores × makespan)`; 1.0 is every core computing from
+    /// the first unit's start to the last unit's end. Nil when CPU or cores were not measured, or nothing ran.
+    public var cpuBusy: Double? {
+        guard let cpu = cpuSeconds, let cores, cores > 0, makespan > 0 else { return nil }
+        return cpu / (Double(cores) * makespan)
     }
 }
 

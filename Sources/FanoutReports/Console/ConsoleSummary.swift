@@ -211,9 +211,12 @@ public struct ConsoleSummary: Sendable {
             + "predicted (plan: lower bound \(formatSeconds(plan.lowerBound)), \(formatSeconds(plan.totalEstimate)) "
             + "of work on \(plan.slots) slot\(plan.slots == 1 ? "" : "s"))",
             indent: "  ", continuation: "               ")
-        out.wrapped("lower bound  \(formatSeconds(t.lowerBound)) (LB, from this run's per-test durations) · efficiency "
-            + "\(String(format2: t.efficiency)) = makespan / LB",
-            indent: "  ", continuation: "               ")
+        out.wrapped(Self.lowerBoundLine(t, width: width - 2), indent: "  ", continuation: "               ")
+        // Measured CPU that did not bind: still worth a glance (how busy the cores were).
+        if t.boundBy != MeasuredLowerBound.cpuTerm, let cpu = BoundFacts.cpu(t) {
+            out.wrapped("cpu          " + cpu + (t.cpuLowerBound.map { " (CPU / cores: \(formatSeconds($0)))" } ?? ""),
+                        indent: "  ", continuation: "               ")
+        }
         // A class that ran whole can hold the run up: say so when the units as scheduled bound it higher.
         if let cls = t.classLowerBound, cls > t.lowerBound * 1.02 + 0.05 {
             out.wrapped("             \(formatSeconds(cls)) over the classes and pieces as scheduled: whole classes "
@@ -230,6 +233,21 @@ public struct ConsoleSummary: Sendable {
         }
         out.wrapped("wall         \(formatSeconds(t.wall)), of which preparation (build, discovery) "
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
+    }
+
+    /// `lower bound  85.2 s (CPU-bound: 2 m 50 s of CPU on 2 cores, busy 96 % of the run) · efficiency 1.04`: the
+    /// term that binds is named, so a run the cores decided is not blamed on the schedule. When the slots bind (or
+    /// an older report does not say), the line reads as it always has.
+    /// Said shorter (without ` of the run`) when that keeps it within `width` columns.
+    static func lowerBoundLine(_ t: Timing, width: Int = .max) -> String {
+        let lb = "lower bound  \(formatSeconds(t.lowerBound))"
+        let efficiency = "efficiency \(String(format2: t.efficiency))"
+        guard let term = t.boundBy, term != MeasuredLowerBound.slotsTerm, let phrase = BoundFacts.phrase(t) else {
+            return lb + " (LB, from this run's per-test durations) · " + efficiency + " = makespan / LB"
+        }
+        let line = lb + " (" + phrase + ") · " + efficiency
+        guard ConsoleText.width(line) > width, let compact = BoundFacts.phrase(t, compact: true) else { return line }
+        return lb + " (" + compact + ") · " + efficiency
     }
 
     private func warnings(_ report: RunReport, _ out: inout Output) {

@@ -61,6 +61,8 @@ enum HTMLTimeline {
             if let from = unit.takenFrom { title += " · took over tests of unit \(from)" }
             if let handed = unit.handedOver, handed > 0 { title += " · handed \(handed) tests over" }
             if report.destinations.count > 1 { title += " · \(unit.destination)" }
+            if let cpu = unit.cpuSeconds { title += " · CPU \(BoundFacts.cpuSeconds(cpu))" }
+            if let memory = unit.peakMemoryBytes { title += " · peak memory \(BoundFacts.bytes(memory))" }
             let suites = unit.suites.prefix(suiteLimit).joined(separator: "\n")
                 + (unit.suites.count > suiteLimit ? "\n… and \(unit.suites.count - suiteLimit) more" : "")
             out += "<rect class=\"\(classes(unit))\" data-unit=\"\(unit.id)\" x=\"\(n(x0))\" y=\"\(n(y))\" "

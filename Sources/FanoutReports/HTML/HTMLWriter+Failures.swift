@@ -94,7 +94,9 @@ extension HTMLWriter {
         } else if let unit {
             logShownWith[unit.id] = (anchor, e(result.id.description, line: true))
             out += "<details class=\"log\"><summary>Unit \(unit.id) log (\(e(unit.agent, line: true)) slot \(unit.slot), "
-                + "\(unit.testCount) tests, \(formatSeconds(unit.duration)), \(e(unit.ending, line: true)))</summary>"
+                + "\(unit.testCount) tests, \(formatSeconds(unit.duration)), \(e(unit.ending, line: true))"
+                + (unit.cpuSeconds.map { ", CPU \(BoundFacts.cpuSeconds($0))" } ?? "")
+                + (unit.peakMemoryBytes.map { ", peak memory \(BoundFacts.bytes($0))" } ?? "") + ")</summary>"
                 + "<p class=\"command\"><code>\(e(HTMLEscaping.clipped(unit.command, to: Self.lineLimit * 2), line: true))</code></p>"
                 + tail(unit.log, lines: logLines) + "</details>\n"
         }

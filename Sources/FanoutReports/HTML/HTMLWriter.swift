@@ -29,6 +29,7 @@ public struct HTMLWriter: Sendable {
 
     static let matrixRows = 500
     static let classRows = 50
+    static let unitRows = 50
     static let slowestRows = 20
     static let flakyRows = 200
     static let measurementRows = 1_000
@@ -63,7 +64,7 @@ public struct HTMLWriter: Sendable {
             + "<span class=\"key requeued\"></span>re-queued (agent lost, handed over, stopped) "
             + "<span class=\"key-line predicted\"></span>predicted end \(formatSeconds(report.plan.predictedMakespan)) "
             + "<span class=\"key-line lower-bound\"></span>lower bound \(formatSeconds(report.timing.lowerBound))</p>\n"
-            + HTMLTimeline.svg(report) + "</section>\n"
+            + HTMLTimeline.svg(report) + unitResources(report) + "</section>\n"
         out += estimates(report)
         out += slowest(report)
         out += flaky(report, units: units)
@@ -98,12 +99,16 @@ public struct HTMLWriter: Sendable {
 
         let t = report.timing
         let slots = report.agents.reduce(0) { $0 + $1.slots }
+        let binding = BoundFacts.phrase(t).map { " (" + e($0, line: true) + ")" } ?? ""
         out += "<p class=\"timing\">Wall \(formatSeconds(t.wall)) · makespan \(formatSeconds(t.makespan)) · lower bound "
-            + "\(formatSeconds(t.lowerBound)) · efficiency \(String(format2: t.efficiency)) · "
+            + "\(formatSeconds(t.lowerBound))\(binding) · efficiency \(String(format2: t.efficiency)) · "
             + "\(report.agents.count) agent\(report.agents.count == 1 ? "" : "s"), \(slots) slot\(slots == 1 ? "" : "s")</p>\n"
         out += "<p class=\"timing\">Predicted \(formatSeconds(report.plan.predictedMakespan)) (plan's lower bound "
             + "\(formatSeconds(report.plan.lowerBound)))"
         if let c = t.classLowerBound { out += " · lower bound over the scheduled units \(formatSeconds(c))" }
+        if t.boundBy != MeasuredLowerBound.cpuTerm, let cpu = BoundFacts.cpu(t) {
+            out += " · " + e(cpu, line: true) + (t.cpuLowerBound.map { " (CPU / cores \(formatSeconds($0)))" } ?? "")
+        }
         out += " · preparation \(formatSeconds(t.preparation))"
         if let steals = report.steals, !steals.isEmpty {
             out += " · \(steals.count) steal\(steals.count == 1 ? "" : "s") of \(steals.reduce(0) { $0 + $1.tests }) tests"
@@ -120,16 +125,53 @@ public struct HTMLWriter: Sendable {
         out += "</dd><dt>Destinations</dt><dd>\(report.destinations.map { e($0, line: true) }.joined(separator: ", "))</dd>"
         out += "</dl>\n"
 
+        // CPU columns only when some agent measured it (older reports and unmeasured agents show none).
+        let showsCPU = report.agents.contains { $0.cpuSeconds != nil || $0.cores != nil }
         out += "<table class=\"agents\"><thead><tr><th>agent</th><th>transport</th><th>slots</th><th>host</th>"
+            + (showsCPU ? "<th>cores</th><th>CPU</th><th>busy</th>" : "")
             + "<th>deployed</th><th>start-up</th><th>problem</th></tr></thead><tbody>\n"
         for a in report.agents {
             var deployed = a.deployedBytes.map { "\($0) bytes" } ?? ""
             if let s = a.deploySeconds { deployed += (deployed.isEmpty ? "" : " in ") + formatSeconds(s) }
             out += "<tr><td>\(e(a.name, line: true))</td><td>\(e(a.transport, line: true))</td><td>\(a.slots)</td>"
-                + "<td>\(e(a.host ?? "", line: true))</td><td>\(deployed)</td>"
+                + "<td>\(e(a.host ?? "", line: true))</td>"
+                + (showsCPU ? cpuCells(a) : "") + "<td>\(deployed)</td>"
                 + "<td>\(a.overhead.map(formatSeconds) ?? "")</td><td>\(e(a.problem ?? "", line: true))</td></tr>\n"
         }
-        return out + "</tbody></table>\n</header>\n"
+        out += "</tbody></table>\n"
+        if showsCPU {
+            out += "<p class=\"note\">Busy: the agent&#39;s CPU seconds over its cores × the makespan. Agents on one "
+                + "machine share its cores: their busy shares add up to the machine&#39;s.</p>\n"
+        }
+        return out + "</header>\n"
+    }
+
+    /// An agent's cores (with its machine as a tooltip), CPU seconds, and busy share with a small bar.
+    private func cpuCells(_ a: AgentInfo) -> String {
+        let machine = a.machine.map { " title=\"machine \(e($0, line: true))\"" } ?? ""
+        var out = "<td\(machine)>\(a.cores.map(String.init) ?? "")</td><td>\(a.cpuSeconds.map(BoundFacts.cpuSeconds) ?? "")</td><td>"
+        if let busy = a.cpuBusy, busy.isFinite {
+            let width = Int((max(0, min(1, busy)) * 60).rounded())
+            out += "<span class=\"busy\"><span style=\"width: \(width)px\"></span></span> \(BoundFacts.percent(busy))"
+        }
+        return out + "</td>"
+    }
+
+    /// The units that consumed the most CPU, with their peak memory: under the timeline, folded, when measured.
+    private func unitResources(_ report: RunReport) -> String {
+        let measured = report.units.filter { $0.cpuSeconds != nil || $0.peakMemoryBytes != nil }
+        guard !measured.isEmpty else { return "" }
+        let ranked = measured.sorted(byKey: { $0.cpuSeconds ?? 0 }, descending: true)
+        var out = "<details class=\"units\"><summary>CPU and memory of the units (top \(min(Self.unitRows, ranked.count)) "
+            + "of \(measured.count) measured, by CPU)</summary>\n<table class=\"units\"><thead><tr><th>unit</th><th>agent</th>"
+            + "<th>destination</th><th>duration</th><th>CPU</th><th>cores used</th><th>peak memory</th></tr></thead><tbody>\n"
+        for u in ranked.prefix(Self.unitRows) {
+            let used = u.cpuSeconds.flatMap { cpu in u.duration > 0 ? String(format2: cpu / u.duration) : nil } ?? ""
+            out += "<tr><td>\(u.id)</td><td>\(e(u.agent, line: true)) #\(u.slot)</td><td>\(e(u.destination, line: true))</td>"
+                + "<td>\(formatSeconds(u.duration))</td><td>\(u.cpuSeconds.map(BoundFacts.cpuSeconds) ?? "")</td><td>\(used)</td>"
+                + "<td>\(u.peakMemoryBytes.map(BoundFacts.bytes) ?? "")</td></tr>\n"
+        }
+        return out + "</tbody></table>\n</details>\n"
     }
 
     private func matrix(_ report: RunReport) -> String {
@@ -295,6 +337,7 @@ public struct HTMLWriter: Sendable {
     .verdict-regression { color: var(--fail); font-weight: 600; } .verdict-too-noisy { color: var(--requeue); font-weight: 600; }
     li.test, li.brief, figure.trend, table.matrix, table.estimates, table.performance { content-visibility: auto; contain-intrinsic-size: auto 160px; }
     li.brief { contain-intrinsic-size: auto 22px; } table.matrix, table.estimates { contain-intrinsic-size: auto 600px; }
+    span.busy { display: inline-block; width: 60px; height: 8px; background: #eaeef2; vertical-align: middle; } span.busy > span { display: block; height: 8px; background: var(--steal); }
     footer { margin-top: 32px; color: var(--muted); }
 
     """

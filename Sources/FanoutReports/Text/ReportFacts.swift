@@ -75,3 +75,67 @@ enum ReportFacts {
         return (Array(kept), lines.count - kept.count)
     }
 }
+
+/// What binds the run's lower bound, worded once for every writer (`Timing.boundBy`).
+enum BoundFacts {
+    /// `CPU-bound: 2 m 50 s of CPU on 2 cores, busy 96 % of the run`, `the longest test`, `destination linux: its
+    /// test time / the slots serving it`, `test time / slots`; nil when the report does not say (older reports).
+    /// The destination's name (from the configuration) goes through `name`, for the caller's format; the rest is
+    /// plain text.
+    /// `compact` leaves out ` of the run` (for a line that must fit a terminal).
+    static func phrase(_ timing: Timing, compact: Bool = false, name: (String) -> String = { $0 }) -> String? {
+        guard let term = timing.boundBy else { return nil }
+        switch term {
+        case MeasuredLowerBound.slotsTerm:
+            return "test time / slots"
+        case MeasuredLowerBound.longestTestTerm:
+            return "the longest test"
+        case MeasuredLowerBound.cpuTerm:
+            return "CPU-bound" + (cpu(timing, compact: compact).map { ": " + $0 } ?? "")
+        default:
+            let prefix = MeasuredLowerBound.destinationTerm("")
+            if term.hasPrefix(prefix) {
+                return "destination \(name(String(term.dropFirst(prefix.count)))): its test time / the slots serving it"
+            }
+            return name(term)
+        }
+    }
+
+    /// `2 m 50 s of CPU on 2 cores, busy 96 % of the run`; nil when CPU was not measured.
+    static func cpu(_ timing: Timing, compact: Bool = false) -> String? {
+        guard let seconds = timing.cpuSeconds else { return nil }
+        var text = "\(cpuSeconds(seconds)) of CPU"
+        if let cores = timing.cores { text += " on \(cores) core\(cores == 1 ? "" : "s")" }
+        if let busy = timing.cpuBusy { text += ", busy \(percent(busy))" + (compact ? "" : " of the run") }
+        return text
+    }
+
+    /// An agent's CPU: `1 m 20 s of CPU on 2 cores, busy 48 %`; nil when not measured.
+    static func agentCPU(_ agent: AgentInfo) -> String? {
+        guard let seconds = agent.cpuSeconds else { return nil }
+        var text = "\(cpuSeconds(seconds)) of CPU"
+        if let cores = agent.cores { text += " on \(cores) core\(cores == 1 ? "" : "s")" }
+        if let busy = agent.cpuBusy { text += ", busy \(percent(busy))" }
+        return text
+    }
+
+    /// CPU seconds as people add them up: `170.4 s` (minutes of CPU are not minutes of the run), `2.50 s` below 10 s,
+    /// and `formatSeconds` from 1,000 s on.
+    static func cpuSeconds(_ s: Double) -> String {
+        s.isFinite && s >= 10 && s < 1_000 ? String(format1: s) + " s" : formatSeconds(s)
+    }
+
+    /// `96 %`, rounded to a whole percent.
+    static func percent(_ fraction: Double) -> String {
+        fraction.isFinite ? "\(Int((fraction * 100).rounded())) %" : "?"
+    }
+
+    /// `1.5 GiB`, `312 MiB`, `800 KiB`: a memory size for people.
+    static func bytes(_ count: Int64) -> String {
+        let b = Double(count), kib = 1024.0, mib = kib * 1024, gib = mib * 1024
+        if b >= gib { return String(format1: b / gib) + " GiB" }
+        if b >= mib { return "\(Int((b / mib).rounded())) MiB" }
+        if b >= kib { return "\(Int((b / kib).rounded())) KiB" }
+        return "\(count) bytes"
+    }
+}
