@@ -39,8 +39,8 @@ public struct CapacityPolicy: Sendable, Hashable {
             self.runningUnits = runningUnits
         }
 
-        /// True when computing work would have to share a core now.
-        public var isSaturated: Bool { load + CapacityPolicy.computingShare > Double(cores) + 0.25 }
+        /// True when a process computing on one core would have to share it now.
+        public var isSaturated: Bool { load + 1 > Double(cores) + 0.25 }
     }
 
     /// Whether work expected to use `share` cores and `memory` bytes at its peak may start on `machine` now.
