@@ -18,7 +18,7 @@ struct InitCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let found = try await ConfigTemplate.inspect(folder: package)
-        let text = ConfigTemplate(package: found, slots: ProcessInfo.processInfo.activeProcessorCount).render()
+        let text = ConfigTemplate(package: found, slots: RunSettings.defaultSlots).render()
         if stdout {
             print(text, terminator: "")
             return

@@ -36,7 +36,7 @@ import Testing
         var full = RunSettings()
         try ConfigFile.parse(uncommented, file: "fanout.yml", into: &full)
         #expect(full.bundlePath == ".build/debug/DemoSuitePackageTests.xctest")
-        #expect(full.slots == ProcessInfo.processInfo.activeProcessorCount)
+        #expect(full.slots == RunSettings.defaultSlots)
     }
 
     @Test func neverOverwritesWithoutForce() async throws {

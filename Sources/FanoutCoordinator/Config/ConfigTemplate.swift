@@ -110,8 +110,9 @@ public struct ConfigTemplate: Sendable, Equatable {
         build:
           configuration: debug          # debug | release
 
-        # Test processes at once. Default: the cores of the machine it runs on (this one has \(slots)), which suits a
-        # CI runner of another size too; set it to run more or fewer (tests that wait a lot gain from more).
+        # Test processes at once. Default: twice the cores of the machine it runs on (here \(slots)), which suits a CI
+        # runner of another size too: computing tests take one free core each, tests that wait fill the other slots.
+        # Set it to run more or fewer (tests that wait a lot gain from more).
         # slots: \(slots)
 
         # Regular expressions over Module.Class; a class runs when it matches any filter (or there are none) and no skip.

@@ -18,7 +18,12 @@ public struct RunSettings: Sendable, Hashable {
     public var filters: [String] = []
     public var skips: [String] = []
     /// Local worker slots.
-    public var slots = ProcessInfo.processInfo.activeProcessorCount
+    public var slots = RunSettings.defaultSlots
+
+    /// Twice the cores: slots beyond the cores run waiting work (tests that sleep, read sockets, wait on
+    /// expectations) while CPU-aware packing keeps computing work at one process per free core. Not more, because a
+    /// first run knows no class's CPU share or memory yet (everything is admitted then).
+    public static var defaultSlots: Int { max(2, 2 * ProcessInfo.processInfo.activeProcessorCount) }
     /// Where report folders go (`<root>/<run-id>/`), unless `reportDirectory` names the folder itself.
     public var reportRoot = ".fanout/reports"
     public var reportDirectory: String?
