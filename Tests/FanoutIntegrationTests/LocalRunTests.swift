@@ -48,10 +48,12 @@ import Testing
         let report = try await Coordinator(settings: settings).run().report
         #expect(report.classes.count >= 5 && report.classes.allSatisfy { $0.estimateSource.hasPrefix("no history") })
         let migration = try #require(report.classes.first { $0.suite.name == "DatabaseMigrationTests" }?.actual)
-        // Recomputed here from the report's own per-test durations: max(total / slots, longest test).
+        // Recomputed here from the report's own per-test durations and CPU time: max(total / slots, longest test,
+        // CPU seconds / cores).
         let durations = report.results.flatMap { $0.attempts.map(\.duration) }
         #expect(durations.count == report.results.count && durations.count >= 20)
-        let expected = max(durations.reduce(0, +) / 8, durations.max() ?? 0)
+        let cpuTerm = report.timing.cpuSeconds.flatMap { cpu in report.timing.cores.map { cpu / Double($0) } } ?? 0
+        let expected = max(durations.reduce(0, +) / 8, durations.max() ?? 0, cpuTerm)
         #expect(abs(report.timing.lowerBound - expected) < 1e-6)
         let classBound = try #require(report.timing.classLowerBound)
         #expect(classBound >= migration - 1e-9, "the class ran whole: over classes the run could not beat it")
