@@ -110,7 +110,7 @@ public struct UnitCollector: Sendable {
         case .timedOut(let hit):
             for id in running {
                 let message = switch hit.kind {
-                case .stalled, .ceiling: "Fanout stopped the test: \(hit)"
+                case .stalled, .ceiling: "Fanout stopped the test: \(hit.reason)"
                 case .unit: "Fanout stopped the test: its unit ran past its time limit (\(ending))"
                 }
                 attempts[id] = Attempt(

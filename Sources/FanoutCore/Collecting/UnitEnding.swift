@@ -73,17 +73,22 @@ public struct TimeLimitHit: Hashable, Codable, Sendable, CustomStringConvertible
         self.basis = basis
     }
 
-    public var description: String {
+    /// What happened, in words: `no output and no CPU time for 5.00 s, its stall window (…), after running 5.30 s`.
+    public var reason: String {
         let why = basis.map { " (\($0))" } ?? ""
         switch kind {
         case .stalled:
-            return "stalled: no output and no CPU time for \(formatSeconds(limit))\(why)"
+            return "no output and no CPU time for \(formatSeconds(limit)), its stall window\(why)"
                 + (elapsed.map { ", after running \(formatSeconds($0))" } ?? "")
         case .ceiling:
             return "ran past its ceiling of \(formatSeconds(limit))\(why) while still busy"
         case .unit:
-            return "timed out after \(formatSeconds(limit))"
+            return "its unit ran past its time limit of \(formatSeconds(limit))"
         }
+    }
+
+    public var description: String {
+        kind == .unit ? "timed out after \(formatSeconds(limit))" : "timed out: " + reason
     }
 }
 
