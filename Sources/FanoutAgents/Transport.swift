@@ -7,13 +7,37 @@ public enum OutputStreamKind: Sendable, Hashable {
 }
 
 /// What a running process reports: output as it is written, what its process group consumed so far (sampled
-/// every ``ProcessEvent/usageInterval`` where the transport can measure it, and once more at the end), then
-/// exactly one ending.
+/// every ``ProcessEvent/usageInterval`` on local slots and every ``ProcessEvent/remoteUsageInterval`` on SSH
+/// agents, and once more right before the end), then exactly one ending.
 public enum ProcessEvent: Sendable, Hashable {
     case output(OutputStreamKind, [UInt8])
-    /// Cumulative for the unit: each sample replaces the one before.
+    /// Cumulative for the unit: each sample replaces the one before (neither field ever decreases). The last one
+    /// before `.ended` is the unit's total.
     case usage(ResourceUsage)
     case ended(UnitEnding)
+
+    /// Seconds between two `.usage` samples of a unit on local slots (Linux; Darwin reports only the final one).
+    /// A sample reads /proc, about a millisecond for every unit at once; once a second keeps that negligible next to
+    /// the tests and is still far finer than any stall window worth having.
+    public static let usageInterval: Double = 1
+
+    /// Seconds between two `.usage` samples of a unit on an SSH agent: one command per agent samples all its
+    /// running units (a few processes and a round trip on the agent each time, hence less often than locally).
+    /// A stall window should span several of these.
+    public static let remoteUsageInterval: Double = 2
+}
+
+extension ResourceUsage {
+    /// The later of two cumulative samples of one unit: each field is the larger (a process that exited takes its
+    /// CPU time and memory out of the next sample; what it consumed still counts).
+    func atLeast(_ other: ResourceUsage?) -> ResourceUsage {
+        guard let other else { return self }
+        let peak: Int64? = switch (peakMemoryBytes, other.peakMemoryBytes) {
+        case let (a?, b?): max(a, b)
+        case let (a, b): a ?? b
+        }
+        return ResourceUsage(cpuSeconds: max(cpuSeconds, other.cpuSeconds), peakMemoryBytes: peak)
+    }
 }
 
 /// What kind of agent a transport is. A value type with named instances rather than a closed enum, so that a test

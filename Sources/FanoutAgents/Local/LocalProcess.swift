@@ -138,6 +138,11 @@ private enum Guardian {
 
 /// A child process in its own process group, with its output read on a dedicated thread (blocking reads must not
 /// occupy Swift's cooperative pool, which has only as many threads as cores).
+///
+/// The same thread measures what the group consumes: every ``ProcessEvent/usageInterval`` seconds while the leader
+/// runs it reports a `.usage` sample of the whole group read from /proc (Linux only: on Darwin there is no /proc
+/// and no periodic sample), and when the leader is reaped, one final `.usage` right before `.ended`: the larger of
+/// the last sample and what `wait4` reports (the leader and every child it waited for). See ``ProcessGroupUsage``.
 public final class LocalProcess: Sendable {
     public let pid: pid_t
     private let state: Mutex<State>
@@ -253,9 +258,11 @@ public final class LocalProcess: Sendable {
         var fds = [pollfd(fd: out, events: Int16(POLLIN), revents: 0), pollfd(fd: err, events: Int16(POLLIN), revents: 0)]
         var open = 2
         var timedOut = false
-        var exited: Int32?
+        var exited: (status: Int32, usage: rusage)?
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var drainUntil: Date?
+        var usage: ResourceUsage?
+        var nextSample = Date().addingTimeInterval(ProcessEvent.usageInterval)
 
         while open > 0 {
             let now = Date()
@@ -263,8 +270,16 @@ public final class LocalProcess: Sendable {
                 timedOut = true
                 kill(-pid, SIGKILL)
             }
-            if exited == nil, let status = reap(blocking: false) {
-                exited = status
+            if exited == nil, now >= nextSample {
+                nextSample = now.addingTimeInterval(ProcessEvent.usageInterval)
+                if let sample = ProcessGroupUsage.sample(group: pid, among: liveGroups.withLock({ $0 })) {
+                    let merged = sample.atLeast(usage)
+                    usage = merged
+                    events.yield(.usage(merged))
+                }
+            }
+            if exited == nil, let reaped = reap(blocking: false) {
+                exited = reaped
                 // The leader is gone: whatever it left in its group must not keep the pipes open forever.
                 kill(-pid, SIGKILL)
                 drainUntil = now.addingTimeInterval(2)
@@ -285,7 +300,8 @@ public final class LocalProcess: Sendable {
             }
         }
         for f in fds where f.fd >= 0 { close(f.fd) }
-        let status = exited ?? reap(blocking: true) ?? 0
+        let reaped = exited ?? reap(blocking: true)
+        let status = reaped?.status ?? 0
         kill(-pid, SIGKILL) // the group's stragglers, if any
         liveGroups.withLock { _ = $0.remove(pid) }
         Guardian.tell("- \(pid)\n")
@@ -298,15 +314,20 @@ public final class LocalProcess: Sendable {
         else if timedOut { ending = .timedOut(limit: timeout ?? 0) }
         else if Self.wasSignaled(status) { ending = .signaled(Self.termSignal(status)) }
         else { ending = .exited(Self.exitStatus(status)) }
+        if let total = reaped.map({ ProcessGroupUsage.final($0.usage).atLeast(usage) }) ?? usage {
+            events.yield(.usage(total))
+        }
         events.yield(.ended(ending))
         events.finish()
     }
 
-    private func reap(blocking: Bool) -> Int32? {
+    /// Reaps the leader: its wait status and resource usage (its own and that of the children it waited for).
+    private func reap(blocking: Bool) -> (status: Int32, usage: rusage)? {
         var status: Int32 = 0
+        var usage = rusage()
         while true {
-            let r = waitpid(pid, &status, blocking ? 0 : WNOHANG)
-            if r == pid { return status }
+            let r = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
+            if r == pid { return (status, usage) }
             if r == -1, errno == EINTR { continue }
             return nil
         }
