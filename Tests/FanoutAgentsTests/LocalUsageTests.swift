@@ -77,8 +77,9 @@ final class UsageFolder: Sendable {
 }
 
 /// Local slots measure what a unit's process group consumes: samples while it runs (/proc) and the total at the end
-/// (wait4). Real processes; every wait has a deadline.
-@Suite(.timeLimit(.minutes(3))) struct LocalUsageTests {
+/// (wait4). Real processes; every wait has a deadline. Serialized: these burn CPU, and the machine has 2 cores that
+/// other suites measure time on.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct LocalUsageTests {
     let transport = LocalTransport(slots: 1)
     let python = "/usr/bin/python3"
 

@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// The shell lines an agent runs, executed here by a real /bin/sh (dash, the usual remote shell) against a real
-/// folder. (That `exec` hands the test binary's exit signal back through sshd is pinned by the SSH transport tests.)
+/// folder. (That the unit's wrapper hands the test binary's exit signal back through sshd is pinned by the SSH
+/// transport tests.) What units consume: RemoteLayoutUsageTests.
 @Suite(.timeLimit(.minutes(2))) struct RemoteLayoutTests {
     let folder: Folder
     let layout: RemoteLayout
@@ -123,7 +124,7 @@ import Testing
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", line]
         try p.run()
-        await withCheckedContinuation { c in DispatchQueue.global().async { p.waitUntilExit(); c.resume() } }
+        await onOwnThread { p.waitUntilExit() }
         return (p.terminationStatus, p.terminationReason == .uncaughtSignal)
     }
 
@@ -331,7 +332,8 @@ import Testing
 
     /// `script` as a macOS agent would run it: no `timeout` and no `sha256sum` on PATH (a folder of links to
     /// everything else in /usr/bin), BSD `stat` (no `-c`; `-f '%u %p'` prints the mode in octal with the file type
-    /// bits, `-f %m` the mtime), BSD `mv` (no `-T`). Shell functions stand in for the BSD tools.
+    /// bits, `-f %m` the mtime), BSD `mv` (no `-T`), and `uname` saying Darwin (so that /proc goes unused). Shell
+    /// functions stand in for the BSD tools.
     func macLike(_ script: String) throws -> String {
         let bin = root + "/mac-bin"
         if !FileManager.default.fileExists(atPath: bin) {
@@ -359,6 +361,7 @@ import Testing
             mv() { if [ "$1" = -T ]; then echo "mv: illegal option -- T" >&2; return 64; fi; command mv "$@"; }
             perl() { echo perl >> \(log); command perl "$@"; }
             shasum() { echo "shasum $*" >> \(log); command shasum "$@"; }
+            uname() { echo "uname $*" >> \(log); echo Darwin; }
 
             """ + script
     }

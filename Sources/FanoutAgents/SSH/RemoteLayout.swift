@@ -7,6 +7,7 @@ import FanoutCore
 /// <workdir>/bundles/<sha256>/            an installed product (complete once `.complete` exists)
 /// <workdir>/bundles/.incoming/            uploads in progress (never used until renamed into place)
 /// <workdir>/runs/<run-id>/pids/<unit>     the process group of each running unit
+/// <workdir>/runs/<run-id>/usage/<unit>    the CPU time of a unit's test, written by its shell as the test ends
 /// <workdir>/runs/<run-id>/lease           renewed (touched) by the coordinator while the run lives
 /// <workdir>/runs/<run-id>/watchdog        the pid of the run's watchdog on this agent
 /// ```
@@ -32,13 +33,14 @@ public struct RemoteLayout: Sendable, Hashable {
     public var incoming: String { bundles + "/.incoming" }
     public var runDir: String { workdir + "/runs/" + runID }
     public var pids: String { runDir + "/pids" }
+    public var usage: String { runDir + "/usage" }
 
     public func bundle(_ sha: String) -> String { bundles + "/" + sha }
 
     /// Creates the run's folders (private to the agent user) and refuses to go on unless the work directory can be
     /// trusted: see ``trustedWorkdir``. Nothing in the work directory is read or run before this passes.
     public var prepareRun: String {
-        "umask 077 && mkdir -p \(q(pids)) \(q(incoming)) && \(trustedWorkdir)"
+        "umask 077 && mkdir -p \(q(pids)) \(q(usage)) \(q(incoming)) && \(trustedWorkdir)"
     }
 
     /// Exit status of the agent-side checks when something in the work directory cannot be trusted.
@@ -49,7 +51,7 @@ public struct RemoteLayout: Sendable, Hashable {
     /// by nobody else unless it is sticky (/tmp); the work directory, the bundle cache and this run's folders belong
     /// to the agent user and are not writable by group or others. Prints why on stderr and exits 77 otherwise.
     public var trustedWorkdir: String {
-        trustCheck([bundles, incoming, workdir + "/runs", runDir, pids], onlyExisting: false)
+        trustCheck([bundles, incoming, workdir + "/runs", runDir, pids, usage], onlyExisting: false)
     }
 
     /// The same checks on what exists of the work directory and its cache, without a run: `fanout agents check`.
@@ -90,30 +92,64 @@ public struct RemoteLayout: Sendable, Hashable {
 
     /// Runs a unit and records its process group so another channel can kill it (libssh2 1.10 cannot send signals
     /// over a channel). sshd starts every non-pty session with setsid(), so the remote shell already leads a
-    /// session and process group of its own: `$$` is the group, and `exec` keeps the test binary's exit status and
-    /// signal. (`setsid(1)` would fork here, since the shell is already a group leader, and lose them.)
-    /// The environment is set by the shell (`NAME=value exec …`), not by `env`, which would take an executable whose
-    /// path contains `=` for one more assignment.
+    /// session and process group of its own: `$$` is the group. (`setsid(1)` would fork here, since the shell is
+    /// already a group leader, and lose the test's exit status and signal.) The environment is set by the shell
+    /// (`NAME=value exec …`), not by `env`, which would take an executable whose path contains `=` for one more
+    /// assignment.
+    ///
+    /// The shell `exec`s ``unitWrapper`` (a `/bin/sh` of known behaviour, whatever the agent user's login shell;
+    /// same pid, so the group leader is unchanged), which runs the test as its child, writes the CPU time of the
+    /// test and everything it waited for to ``usageFile(_:)``, and ends as the test ended: same exit status, or
+    /// the same signal, re-raised on itself, so the channel reports the exit signal exactly as before.
     ///
     /// With a `limit`, the agent enforces it too, so a unit whose coordinator can no longer reach it still ends (the
-    /// coordinator's own timer should fire first; this is the backstop): `timeout -s KILL` runs the test where there
-    /// is one (GNU coreutils; transparent to the test's exit status and signal), else (macOS has no `timeout`) a
-    /// detached watcher (``killGroup(after:)``) SIGKILLs the group at the limit while the test is `exec`ed as before.
+    /// coordinator's own timer should fire first; this is the backstop): `timeout -s KILL` where there is one (GNU
+    /// coreutils), `exec`ed in the shell's place with the wrapper as its child. (GNU timeout moves itself into a
+    /// process group of its own unless it leads a session: run as a child, it would take the test out of the
+    /// unit's group, out of reach of ``killUnit(_:)``; `exec`ed, it has the shell's pid, so that group is `$$`
+    /// whichever it does. At the limit it kills its whole group, itself included; otherwise it passes its child's
+    /// exit status and signal on.) Without `timeout` (macOS), a detached watcher (``killGroup(after:)``) SIGKILLs
+    /// the group at the limit while the wrapper is `exec`ed as before.
     public func unitCommand(_ command: Command, unit: Int, workingDirectory: String, limit: Double? = nil) -> String {
         let start = "cd \(q(workingDirectory)) && echo $$ > \(q(pidFile(unit)))"
-        guard let limit else { return start + " && " + command.shellLine(exec: true) }
+        let wrapped = ["/bin/sh", "-c", Self.unitWrapper, "sh", usageFile(unit), command.executable] + command.arguments
+        let run = Command(executable: wrapped[0], arguments: Array(wrapped.dropFirst()), environment: command.environment)
+        guard let limit else { return start + " && " + run.shellLine(exec: true) }
         let seconds = Int(max(1, limit).rounded(.up))
-        let timeout = Command(executable: "timeout",
-                              arguments: ["-s", "KILL", String(seconds), command.executable] + command.arguments,
+        let timeout = Command(executable: "timeout", arguments: ["-s", "KILL", String(seconds)] + wrapped,
                               environment: command.environment)
         return start + " && if command -v timeout >/dev/null 2>&1; then \(timeout.shellLine(exec: true)); "
-            + "else \(Self.killGroup(after: seconds)); \(command.shellLine(exec: true)); fi"
+            + "else \(Self.killGroup(after: seconds)); \(run.shellLine(exec: true)); fi"
     }
 
+    /// The shell between the unit's group and its test: `sh -c WRAPPER sh USAGE-FILE EXECUTABLE ARGS…`.
+    ///
+    /// It stays as the test's parent, so that `times` (second line: the user and system CPU time of the children
+    /// it waited for, the test and all it waited for) can be written once the test ended; `command` keeps a
+    /// failed redirection from ending the shell. A status above 128 is a death by signal (`kill -l STATUS` names
+    /// it): the shell resets that signal's disposition, turns core dumps off (the test already dumped its own) and
+    /// sends the signal to itself, so that sshd reports the same exit signal; stop signals are never re-raised (a
+    /// test that exits 147 must not stop its shell), and if the signal does not end the shell, it exits with the
+    /// status. (A test that calls exit(134) by itself is reported as killed by SIGABRT: a shell cannot tell them
+    /// apart.) Only builtins: the test's PATH does not matter here.
+    public static let unitWrapper = """
+        f=$1; shift
+        "$@"
+        s=$?
+        command times 2>/dev/null >"$f"
+        if [ "$s" -gt 128 ] && n=$(kill -l "$s" 2>/dev/null); then
+          case $n in
+            STOP|TSTP|TTIN|TTOU) ;;
+            *) ulimit -c 0 2>/dev/null; command trap - "$n" 2>/dev/null; kill -s "$n" $$ ;;
+          esac
+        fi
+        exit "$s"
+        """
+
     /// The portable time-limit backstop: a watcher that SIGKILLs the shell's process group (`$$`, the unit's group;
-    /// the test is `exec`ed as `$$`) once `seconds` passed by the agent's clock, and exits as soon as `$$` is gone.
-    /// Started in a subshell that exits at once, so the watcher is not the test's child (a test reaping its children
-    /// never sees it); its standard streams are /dev/null and sshd hands a session no other descriptors, so it never
+    /// the wrapper is `exec`ed as `$$`, the test its child) once `seconds` passed by the agent's clock, and exits as
+    /// soon as `$$` is gone. Started in a subshell that exits at once, so the watcher is nobody's child in the unit
+    /// (the wrapper waits for its test only; a test reaping children never sees it); its standard streams are /dev/null and sshd hands a session no other descriptors, so it never
     /// holds the channel's output open (which would delay the unit's end of output, and with it its exit, to the limit).
     static func killGroup(after seconds: Int) -> String {
         "( ( e=$(( $(date +%s) + \(seconds) )); while [ \"$(date +%s)\" -lt \"$e\" ]; do sleep 1; "
@@ -121,6 +157,137 @@ public struct RemoteLayout: Sendable, Hashable {
     }
 
     public func pidFile(_ unit: Int) -> String { pids + "/" + String(unit) }
+    public func usageFile(_ unit: Int) -> String { usage + "/" + String(unit) }
+
+    // MARK: - What units consume
+
+    /// Prints and removes what a unit's wrapper wrote as its test ended (``unitWrapper``; read it with
+    /// ``parseTimes(_:)``). Prints nothing when the group was killed before that (time-out, cancel).
+    public func takeUsage(_ unit: Int) -> String {
+        "f=\(q(usageFile(unit))); cat \"$f\" 2>/dev/null; rm -f \"$f\"; true"
+    }
+
+    /// The CPU seconds in the output of the shell builtin `times`: the sum of its second line (the children's user
+    /// and system time). Reads `0m1.230000s` (dash), `0m1.230s` (bash, also with a decimal comma), `1.23s` (zsh),
+    /// `1h2m3.5s`. Nil when the output is not that.
+    public static func parseTimes(_ output: String) -> Double? {
+        let lines = output.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
+        guard lines.count >= 2 else { return nil }
+        let words = lines[1].split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, let user = duration(words[0]), let system = duration(words[1]) else { return nil }
+        return user + system
+    }
+
+    private static func duration(_ word: Substring) -> Double? {
+        var total = 0.0
+        var number = ""
+        for c in word {
+            switch c {
+            case "0"..."9", ".": number.append(c)
+            case ",": number.append(".")
+            case "h", "m", "s":
+                guard let value = Double(number) else { return nil }
+                total += value * (c == "h" ? 3600 : c == "m" ? 60 : 1)
+                number = ""
+            default: return nil
+            }
+        }
+        return number.isEmpty && word.last == "s" ? total : nil
+    }
+
+    /// One command that samples every running unit of this run at once: for each pid file, a line
+    /// `<unit> <cpu-seconds> <peak-resident-KiB>` summed over the live processes of that group (groups with no
+    /// live process print nothing; two pid files naming one group, a pid reused, both print). Read it with
+    /// ``parseUsageSample(_:)``.
+    ///
+    /// Linux: one awk reads /proc/<pid>/stat of every process (fields counted after the last `)`, since the name may
+    /// hold spaces and parentheses): utime + stime + cutime + cstime in ticks of `getconf CLK_TCK`, and VmHWM from
+    /// /proc/<pid>/status of the group's members. A file that vanished meanwhile is skipped (awk's getline, unlike
+    /// a file operand, does not abort on it). Elsewhere (macOS has no /proc): `ps`'s cumulative CPU time and current
+    /// resident set (the transport keeps the largest seen). Everything runs in the C locale (decimal points).
+    public var usageSample: String {
+        let groups: String = #"g=; for f in "# + q(pids) + #"/*; do [ -f "$f" ] && read -r p < "$f" && g="$g ${f##*/}:$p"; done"#
+        let proc: String = #"awk -v g="$g" -v hz="$(getconf CLK_TCK 2>/dev/null)" "# + q(Self.procSampler) + " /proc/[0-9]*/stat"
+        let ps: String = #"ps -A -o pgid= -o time= -o rss= | awk -v g="$g" "# + q(Self.psSampler)
+        return [
+            "LC_ALL=C; export LC_ALL",
+            groups,
+            #"[ -n "$g" ] || exit 0"#,
+            #"if [ "$(uname -s)" = Linux ]; then "# + proc + "; else " + ps + "; fi",
+        ].joined(separator: "\n")
+    }
+
+    /// awk: `units[pgid]` from `g` (` unit:pgid` pairs), and the report of the groups seen.
+    private static let samplerCommon = #"""
+        function groups(   n, i, a, k, u, p) {
+          n = split(g, a, " ")
+          for (i = 1; i <= n; i++) {
+            k = index(a[i], ":"); u = substr(a[i], 1, k - 1); p = substr(a[i], k + 1)
+            if (p != "") units[p] = (p in units) ? units[p] " " u : u
+          }
+        }
+        function report(   p, m, j, us) {
+          for (p in seen) {
+            m = split(units[p], us, " ")
+            for (j = 1; j <= m; j++) printf "%s %.2f %d\n", us[j], cpu[p], peak[p]
+          }
+        }
+        """#
+
+    private static let procSampler = samplerCommon + #"""
+
+        BEGIN {
+          groups()
+          if (hz + 0 <= 0) hz = 100
+          for (i = 1; i < ARGC; i++) {
+            f = ARGV[i]
+            if ((getline s < f) > 0) {
+              sub(/^.*\) /, "", s)
+              split(s, x, " ")
+              p = x[3]
+              if (p in units) {
+                seen[p] = 1
+                cpu[p] += (x[12] + x[13] + x[14] + x[15]) / hz
+                st = f; sub(/stat$/, "status", st)
+                while ((getline l < st) > 0) if (l ~ /^VmHWM:/) { split(l, y, " "); if (y[2] + 0 > peak[p] + 0) peak[p] = y[2] + 0 }
+                close(st)
+              }
+            }
+            close(f)
+          }
+          report()
+          exit
+        }
+        """#
+
+    /// `ps -o time` is `[[dd-]hh:]mm:ss[.cc]`; `rss` is in KiB.
+    private static let psSampler = samplerCommon + #"""
+
+        BEGIN { groups() }
+        ($1 in units) {
+          t = $2; d = 0
+          k = index(t, "-"); if (k > 0) { d = substr(t, 1, k - 1); t = substr(t, k + 1) }
+          m = split(t, c, ":"); s = 0
+          for (i = 1; i <= m; i++) s = s * 60 + c[i]
+          seen[$1] = 1
+          cpu[$1] += d * 86400 + s
+          if ($3 + 0 > peak[$1] + 0) peak[$1] = $3 + 0
+        }
+        END { report() }
+        """#
+
+    /// The lines of ``usageSample``: unit → what its group consumed so far (malformed lines are skipped).
+    public static func parseUsageSample(_ output: String) -> [Int: ResourceUsage] {
+        var samples: [Int: ResourceUsage] = [:]
+        for line in output.split(whereSeparator: \.isNewline) {
+            let words = line.split(separator: " ")
+            guard words.count == 3, let unit = Int(words[0]), let cpu = Double(words[1]), cpu >= 0, cpu.isFinite,
+                  let kib = Int64(words[2]), kib >= 0, kib < Int64.max / 1024 else { continue }
+            let usage = ResourceUsage(cpuSeconds: cpu, peakMemoryBytes: kib > 0 ? kib * 1024 : nil)
+            samples[unit] = usage.atLeast(samples[unit])
+        }
+        return samples
+    }
 
     /// Kills the process group of one unit (time-out, cancel). `kill -KILL -PGID` without `--`: dash's builtin kill
     /// (the usual /bin/sh) rejects `--`.

@@ -11,6 +11,12 @@ private let liveTransports = Mutex<[ObjectIdentifier: SSHTransport]>([:])
 /// Every unit runs in its own process group inside the run's folder on the agent; a time-out or a cancel kills
 /// that group over a second channel (libssh2 1.10 cannot send signals). After the run, nothing of ours is left
 /// running and the run's folder is gone (unless `keepRemote`).
+///
+/// What units consume: while any runs, one command every ``ProcessEvent/remoteUsageInterval`` samples all of them
+/// (``RemoteLayout/usageSample``) and each unit's stream gets its `.usage`; when a unit's test ends by itself, its
+/// shell has written the test's exact CPU time (``RemoteLayout/unitWrapper``), read with one more command before
+/// `.ended`. A unit killed by a time-out or a cancel has no such file: its last sample is its total. A sample that
+/// fails is skipped; it never marks the agent lost.
 public final class SSHTransport: Transport {
     public let spec: SSHAgentSpec
     public let settings: SSHSettings
@@ -26,8 +32,17 @@ public final class SSHTransport: Transport {
         var deploy: DeployStats?
         /// Renews the run's lease on the agent while the connection lives.
         var renewal: Task<Void, Never>?
+        /// Samples what the running units consume while the connection lives.
+        var sampler: Task<Void, Never>?
+        /// The units running now: where their samples go, and the latest sample of each.
+        var running: [Int: RunningUnit] = [:]
         /// Things worth telling the user, from preparing the agent (stale runs reaped).
         var notices: [String] = []
+    }
+
+    struct RunningUnit {
+        let events: AsyncStream<ProcessEvent>.Continuation
+        var usage: ResourceUsage?
     }
 
     /// What deployment cost on this agent.
@@ -199,12 +214,35 @@ public final class SSHTransport: Transport {
                 _ = try? await c.run(renewLease, timeout: every * 2)
             }
         }
+        // Its own task, not the renewal's: a slow sample must never delay the lease.
+        let sampler = Task.detached { [weak self, sample = layout.usageSample] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(ProcessEvent.remoteUsageInterval))
+                guard !Task.isCancelled, c.isAlive, let self else { return }
+                guard self.state.withLock({ !$0.running.isEmpty }) else { continue }
+                guard let r = try? await c.run(sample, timeout: 10), r.succeeded else { continue }
+                self.deliver(RemoteLayout.parseUsageSample(r.stdoutText))
+            }
+        }
         let old = state.withLock { s in
             s.notices += notices
-            defer { s.renewal = renewal }
-            return s.renewal
+            defer { s.renewal = renewal; s.sampler = sampler }
+            return [s.renewal, s.sampler]
         }
-        old?.cancel()
+        old.forEach { $0?.cancel() }
+    }
+
+    /// Hands each running unit its sample (a unit that ended meanwhile is no longer listed: nothing follows `.ended`).
+    private func deliver(_ samples: [Int: ResourceUsage]) {
+        state.withLock { s in
+            for (unit, sample) in samples {
+                guard var running = s.running[unit] else { continue }
+                let usage = sample.atLeast(running.usage)
+                running.usage = usage
+                s.running[unit] = running
+                running.events.yield(.usage(usage))
+            }
+        }
     }
 
     public func takeNotices() -> [String] {
@@ -218,6 +256,9 @@ public final class SSHTransport: Transport {
         let (stream, continuation) = AsyncStream<ProcessEvent>.makeStream(bufferingPolicy: .unbounded)
         let (unit, layout, connection, lost) = state.withLock { s -> (Int, RemoteLayout?, SSHConnection?, String?) in
             s.nextUnit += 1
+            if s.layout != nil, s.connection != nil, s.lost == nil {
+                s.running[s.nextUnit] = RunningUnit(events: continuation)
+            }
             return (s.nextUnit, s.layout, s.connection, s.lost)
         }
         guard let layout, let connection, lost == nil else {
@@ -252,6 +293,12 @@ public final class SSHTransport: Transport {
             timer?.cancel()
             if timedOut.isSet, !Task.isCancelled { ending = .timedOut(limit: timeout ?? 0) }
             if Task.isCancelled { ending = .cancelled }
+            var usage = self.state.withLock { $0.running.removeValue(forKey: unit)?.usage }
+            if Self.endedByItself(ending), connection.isAlive,
+               let r = try? await connection.run(layout.takeUsage(unit), timeout: 30),
+               let cpu = RemoteLayout.parseTimes(r.stdoutText) {
+                usage = ResourceUsage(cpuSeconds: cpu).atLeast(usage)
+            }
             // An unusual ending (a signal, an exit code tests do not use): if the run's folder is gone, the agent's
             // watchdog reaped the run because our lease lapsed (this process was suspended, a laptop lid closed): the
             // unit was killed, or could not even start, and no test crashed.
@@ -259,6 +306,7 @@ public final class SSHTransport: Transport {
                 ending = .agentLost(reaped)
                 self.markLost(reaped)
             }
+            if let usage { continuation.yield(.usage(usage)) }
             continuation.yield(.ended(ending))
             continuation.finish()
         }
@@ -268,6 +316,15 @@ public final class SSHTransport: Transport {
             Task.detached { _ = try? await connection.run(layout.killUnit(unit), timeout: 30) }
         }
         return stream
+    }
+
+    /// The test ended by itself (an exit status, or a signal no time-out or cancel of ours sent): its shell lived on
+    /// to write what it consumed.
+    static func endedByItself(_ ending: UnitEnding) -> Bool {
+        switch ending {
+        case .exited, .signaled: true
+        default: false
+        }
     }
 
     static func mayBeReaped(_ ending: UnitEnding) -> Bool {
@@ -294,6 +351,13 @@ public final class SSHTransport: Transport {
         return HardwareClass.parse(r.stdoutText)
     }
 
+    /// The agent machine's cores, memory and identity, with one command (``AgentResourcesProbe``).
+    public func resources() async -> AgentResources? {
+        guard let c = try? await connection(), let r = try? await c.run(AgentResourcesProbe.command, timeout: 10),
+              r.succeeded else { return nil }
+        return AgentResourcesProbe.parse(r.stdoutText)
+    }
+
     public func reset() async {
         let old = state.withLock { s -> SSHConnection? in
             let c = s.connection
@@ -306,8 +370,9 @@ public final class SSHTransport: Transport {
     }
 
     public func shutdown() async {
-        let (connection, layout, renewal) = state.withLock { ($0.connection, $0.layout, $0.renewal) }
+        let (connection, layout, renewal, sampler) = state.withLock { ($0.connection, $0.layout, $0.renewal, $0.sampler) }
         renewal?.cancel()
+        sampler?.cancel()
         guard let connection else { return }
         let cleanup = settings.keepRemote ? layout.map { $0.killAll + "; " + $0.releaseLease } : layout?.cleanup
         // Detached: shutdown often runs in a cancelled task (Ctrl-C), and a cancelled caller would abort the very
