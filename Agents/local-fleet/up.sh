@@ -81,7 +81,7 @@ fb=${BASH_REMATCH[1]} fc=${BASH_REMATCH[2]} fd=${BASH_REMATCH[3]}
 ((fd + n - 1 <= 254)) ||
   fleet_die "$n agents from $first would run past 127.$fb.$fc.254: lower N or the last number of --first-address"
 sshd_max_sessions=32
-((slots + 2 <= sshd_max_sessions)) || fleet_die "--slots $slots needs MaxSessions >= $((slots + 2)); the agents allow $sshd_max_sessions"
+((slots + 4 <= sshd_max_sessions)) || fleet_die "--slots $slots needs MaxSessions >= $((slots + 4)); the agents allow $sshd_max_sessions"
 
 [[ $(id -u) == 0 ]] || fleet_die "run as root: the fleet creates the user '$user' and starts sshd, which must switch to it"
 [[ -x $FLEET_SSHD ]] || fleet_die "$FLEET_SSHD is missing: apt-get install openssh-server (or run scripts/setup.sh)"
@@ -224,7 +224,7 @@ AllowAgentForwarding no
 AllowTcpForwarding no
 PermitTunnel no
 Subsystem sftp internal-sftp
-# One connection per agent, one channel per slot (+ control channels): MaxSessions >= slots + 2.
+# One connection per agent, one channel per slot (+ lease, sampling, kill and deploy channels): MaxSessions >= slots + 4.
 MaxSessions $sshd_max_sessions
 MaxStartups 100:30:200
 LoginGraceTime 30
