@@ -73,28 +73,37 @@ import Testing
     }
 
     @Test func onceATestHasHistoryItsHangIsCaughtWithinASmallMultipleOfItsUsualTime() async throws {
-        let dir = try TempDir()
-        var usual = try await localSettings(dir, env: ["LONG_USUAL": "2"])
-        usual.filters = ["UsualTests"]
-        let first = try await Coordinator(settings: usual).run()
-        #expect(first.exitCode == .success)
+        let localDir = try TempDir(), fleetDir = try TempDir()
+        async let onSlots: Void = historyThenHang(dir: localDir) { dir, env in try await localSettings(dir, env: env) }
+        async let onAgents: Void = historyThenHang(dir: fleetDir) { dir, env in try await fleetSettings(dir, env: env) }
+        try await onSlots
+        try await onAgents
+    }
 
-        var hanging = try await localSettings(dir, env: ["LONG_USUAL": "2", "LONG_USUAL_HANG": "1"])
+    /// A run that teaches the history a 2 s test, then a run where it hangs after its 2 s, then the next plan.
+    func historyThenHang(dir: TempDir, settings: (TempDir, [String: String]) async throws -> RunSettings) async throws {
+        var usual = try await settings(dir, ["LONG_USUAL": "2"])
+        usual.filters = ["UsualTests"]
+        let place = usual.agents.isEmpty ? "local slots" : "ssh agents"
+        let first = try await Coordinator(settings: usual).run()
+        #expect(first.exitCode == .success, "\(place)")
+
+        var hanging = try await settings(dir, ["LONG_USUAL": "2", "LONG_USUAL_HANG": "1"])
         hanging.filters = ["UsualTests"]
         let second = try await Coordinator(settings: hanging).run()
         let hung = try #require(second.report.result("LongTests.UsualTests/testUsuallyQuick"))
-        #expect(hung.outcome == .timedOut)
+        #expect(hung.outcome == .timedOut, "\(place)")
         let issue = hung.issues.last { $0.kind == .timeout }?.message ?? ""
         #expect(issue.contains("no output and no CPU time for") && issue.contains("its stall window (p95 of its last 1 run"),
-                "\(issue)")
-        #expect(hung.duration < 60, "stopped at 5 × its usual 2 s (at least 10 s), not at the 300 s default")
+                "\(place): \(issue)")
+        #expect(hung.duration < 60, "\(place): stopped at 5 × its usual 2 s (at least 10 s), not at the 300 s default")
         #expect(second.report.result("LongTests.UsualTests/testAfterwards")?.outcome == .passed,
-                "what the stopped unit had not reached ran elsewhere")
+                "\(place): what the stopped unit had not reached ran elsewhere")
 
         // A timeout is data: the next run gives the test at least twice what it ran before it was stopped.
         let next = try await Coordinator(settings: usual).prepare()
         let limits = next.timeLimits.limits(of: hung.id, on: "local")
-        #expect(limits.stall >= 2 * hung.duration, "\(limits)")
-        #expect(limits.basis.contains("it was stopped after"), "\(limits.basis)")
+        #expect(limits.stall >= 2 * hung.duration, "\(place): \(limits)")
+        #expect(limits.basis.contains("it was stopped after"), "\(place): \(limits.basis)")
     }
 }

@@ -86,10 +86,8 @@ public struct TimeLimitRules: Sendable, Hashable {
             ceiling = max(ceiling, floor)
             basis += "; at least \(formatSeconds(floor)) on its destination"
         }
-        // A ceiling is never shorter than the stall window, unless the class's own ceiling says so: then it is the
-        // stall window too.
-        if explicit?.ceiling != nil, explicit?.stall == nil { stall = min(stall, ceiling) }
-        return TestLimits(stall: stall, ceiling: max(ceiling, stall), basis: basis)
+        // The ceiling is the most a test may run at all: a stall window past it would never be reached.
+        return TestLimits(stall: min(stall, ceiling), ceiling: ceiling, basis: basis)
     }
 }
 
