@@ -15,7 +15,7 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
     /// Lognormal classes whose methods COMPUTE (a hash loop) instead of waiting: 8 slots on 2 cores cannot all run.
     case cpuBound = "cpu-bound"
     /// Waiting and computing classes, like a real suite seen in the field: one class of 16 methods whose 4 heaviest
-    /// compute 8-12 s each (40 s of CPU), 12 computing classes of 3-8 s, waiting classes of as much time, and 180
+    /// compute 8-12 s each (40 s of CPU), 12 computing classes of 4-10 s, waiting classes of as much time, and 180
     /// small classes of tens of ms. With 8 slots on 2 cores, the heavy class's tests take several times their
     /// serial time: a slow test that is not a hung one. (Last in this list: a shape's position seeds its suite.)
     case mixed
@@ -48,7 +48,7 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
         case .skewed: "Four long classes of 15-26 methods (22, 12, 8, 6 s) and 54 tiny classes"
         case .cpuBound: "Lognormal class durations whose methods compute (a hash loop, one core each) instead of waiting"
         case .mixed: "Waiting + computing classes: one class of 16 methods whose 4 heaviest compute 8-12 s each (40 s), "
-            + "12 computing classes of 3-8 s, waiting classes of as much time, 180 small computing classes of tens of ms"
+            + "12 computing classes of 4-10 s, waiting classes of as much time, 180 small computing classes of tens of ms"
         }
     }
 }
@@ -153,14 +153,15 @@ enum SuiteGenerator {
         places.shuffle(using: &rng)
         for (place, seconds) in zip(places, long) { heavy[place] = round4(seconds) }
         classes.append(GeneratedClass(name: heavyClass, methods: heavy, computes: true))
-        // Computing classes of a few seconds.
-        for size in normalize((0..<12).map { _ in rng.lognormal(mu: 0, sigma: 0.4) }, to: 60, cap: 8) {
+        // Computing classes of a few seconds: with the heavy class, enough to keep both cores busy for a minute, so
+        // the heavy class's tests share them with 3 to 7 others most of the time.
+        for size in normalize((0..<12).map { _ in rng.lognormal(mu: 0, sigma: 0.4) }, to: 75, cap: 10) {
             let n = Int(rng.uniform(3, 11))
             classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng),
                                           computes: true))
         }
-        // Waiting classes (network, expectations, timers), as much time as the computing ones.
-        for size in normalize((0..<12).map { _ in rng.lognormal(mu: 0, sigma: 0.6) }, to: 100, cap: 15) {
+        // Waiting classes (network, expectations, timers), as much time as the computing classes above.
+        for size in normalize((0..<12).map { _ in rng.lognormal(mu: 0, sigma: 0.6) }, to: 115, cap: 15) {
             let n = Int(rng.uniform(4, 15))
             classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng),
                                           computes: false))
