@@ -7,12 +7,13 @@
 #                                          --package` vs `swift test` with their no-op builds), exit codes and test counts
 #                                          checked; and (as root) on 4 SSH agents on loopback. K runs per case, the median.
 #   scripts/bench.sh --full [--repeat K]   all of the above, then (fanout-bench, Sources/FanoutBench; K runs per case too):
-#                                          - five generated suites (lognormal, many-small, dominant, skewed: they sleep;
-#                                            cpu-bound: it computes; fixed seeds), each run for real by Fanout (warm, first
-#                                            run with no history, wrong history, on the package), split by count, split by
-#                                            name, static longest-first from history and `swift test --parallel` (prebuilt
-#                                            and with its build) on 8 local slots, and (as root) by Fanout and the static
-#                                            splitters on 4 SSH agents × 2 slots (lognormal, dominant, skewed);
+#                                          - six generated suites (lognormal, many-small, dominant, skewed: they sleep;
+#                                            cpu-bound: it computes; mixed: waiting and computing classes, one of them
+#                                            computing 40 s in 16 methods; fixed seeds), each run for real by Fanout (warm,
+#                                            first run with no history, wrong history, on the package), split by count,
+#                                            split by name, static longest-first from history and `swift test --parallel`
+#                                            (prebuilt and with its build) on 8 local slots, and (as root) by Fanout and the
+#                                            static splitters on 4 SSH agents × 2 slots (lognormal, dominant, skewed);
 #                                          - lognormal as 4 CI jobs × 2 slots (`fanout run --shard I/4`) and their merge;
 #                                            `fanout report merge` of 4 synthetic shard reports × 25,000 tests;
 #                                          - the real Scheduler on a virtual clock: 100,000 classes, 1,000 agents × 4 slots,
@@ -22,7 +23,7 @@
 #                                          - report.html of a 10,000-test run with 2,000 failures opened in headless
 #                                            Chromium (fanout-bench report-page): load to rendered, in ms;
 #                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
-#                                          docs/bench-ratios.svg and README's figures. About 40 minutes here.
+#                                          docs/bench-ratios.svg and README's figures. About an hour here.
 #   scripts/bench.sh --page [--repeat K]   only the report page case (K page loads, the median; 5 by default).
 #
 # Generated suites, histories, reports and fleets live in $BENCH_DIR (default /tmp/fanout-bench), never in the repo.
@@ -36,7 +37,7 @@ while (($#)); do
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
     --page) page=1; shift ;;
-    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -214,11 +215,11 @@ else
   echo "(not root: the SSH fleet cases and the 32-agent scale are skipped)"
 fi
 
-for shape in lognormal many-small dominant skewed cpu-bound; do
+for shape in lognormal many-small dominant skewed cpu-bound mixed; do
   echo
   echo "== suite: $shape (seed 1) =="
   # The SSH fleet for the suites whose question it answers (packing, splitting, stealing over SSH).
-  case $shape in many-small | cpu-bound) args=(--fleet-agents 0) ;; *) args=("${fleet_args[@]}") ;; esac
+  case $shape in many-small | cpu-bound | mixed) args=(--fleet-agents 0) ;; *) args=("${fleet_args[@]}") ;; esac
   # lognormal also runs as 4 CI jobs × 2 slots (`--shard I/4`) from its warm history, merged back into one report.
   ci=(); [[ $shape == lognormal ]] && ci=(--ci-shards 4)
   "$bench" suite --shape "$shape" --seed 1 --slots 8 --repeats "$repeat" --dir "$bench_dir" --fanout "$fanout" \

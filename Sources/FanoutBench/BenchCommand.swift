@@ -13,9 +13,9 @@ struct BenchCommand: AsyncParsableCommand {
 
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a seeded Swift package whose XCTest methods wait for fixed times.")
+        abstract: "Write a seeded Swift package whose XCTest methods wait (or compute) for fixed times.")
 
-    @Option(help: "lognormal, many-small or dominant.")
+    @Option(name: [.customLong("shape"), .customLong("kind")], help: SuiteShape.help)
     var shape: SuiteShape
     @Option(help: "The seed: the same seed writes the same suite.")
     var seed: UInt64 = 1
@@ -26,12 +26,19 @@ struct Generate: ParsableCommand {
         let suite = SuiteGenerator.make(shape: shape, seed: seed)
         try SuiteGenerator.write(suite, to: URL(fileURLWithPath: out))
         print("\(shape.rawValue) (seed \(seed)): \(suite.classes.count) classes, \(suite.methodCount) methods; "
-              + "expected serial total \(String(format: "%.2f", suite.serialTotal)) s; longest class "
+              + "expected serial total \(String(format: "%.2f", suite.serialTotal)) s"
+              + (shape == .mixed ? " (\(String(format: "%.2f", suite.computingTotal)) s computing)" : "") + "; longest class "
               + "\(String(format: "%.2f", suite.longestClass)) s, longest method \(String(format: "%.3f", suite.longestMethod)) s")
     }
 }
 
-extension SuiteShape: ExpressibleByArgument {}
+extension SuiteShape: ExpressibleByArgument {
+    /// Every shape, with what it is (`--shape` and its other name `--kind`).
+    static var help: ArgumentHelp {
+        ArgumentHelp("The kind of suite (each is described below).",
+                     discussion: allCases.map { "\($0.rawValue): \($0.summary)." }.joined(separator: "\n"))
+    }
+}
 
 /// Options every command that runs things for real shares.
 struct CommonBenchOptions: ParsableArguments {
@@ -48,7 +55,7 @@ struct RunSuite: AsyncParsableCommand {
         commandName: "suite",
         abstract: "Generate and build a suite, then run it for real under every strategy, locally and on an SSH fleet.")
 
-    @Option(help: "lognormal, many-small or dominant.")
+    @Option(name: [.customLong("shape"), .customLong("kind")], help: SuiteShape.help)
     var shape: SuiteShape
     @Option(help: "The seed of the generated suite.")
     var seed: UInt64 = 1

@@ -55,6 +55,9 @@ struct SuiteResult: Codable, Sendable {
     var cores: Int?
     /// max(total / slots, longest class): the bound for schedules of whole classes.
     var classLowerBound: Double
+    /// Of `referenceSerial`, the methods of computing classes, when the suite mixes waiting and computing classes
+    /// (its LB is then max(total / slots, this / cores, longest method)).
+    var computingSerial: Double? = nil
     var fleetDescription: String?
     var deploy: String?
     /// /proc/loadavg (1-minute) when the suite's cases started and ended: the machine is shared.

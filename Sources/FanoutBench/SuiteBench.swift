@@ -50,7 +50,7 @@ struct SuiteBench {
         var reference: FanoutReportFile?
         for i in 1...max(1, warmRuns) {
             let (r, report) = await fanoutRun(bin: bin, history: history, reportDir: "\(work)/warm-\(i)",
-                                              extra: ["--slots", String(shape.computes ? 1 : slots)])
+                                              extra: ["--slots", String(shape.hasComputingTests ? 1 : slots)])
             guard let report, report.passed == suite.methodCount else {
                 throw BenchError("warm-up run \(i) of fanout failed (\(r.ending)):\n\(r.tail)")
             }
@@ -67,9 +67,13 @@ struct SuiteBench {
         let longestClass = perClass.values.max() ?? 0
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let parallel = Double(shape.computes ? min(slots, cores) : slots)
-        let lb = max(total / parallel, longestMethod)
+        // The methods of computing classes (all in cpu-bound, some in mixed) share the cores, whatever the slots.
+        let computingClasses = Set(suite.classes.filter { suite.computes($0) }.map { "\(suite.moduleName).\($0.name)" })
+        let computing = methods.filter { computingClasses.contains(String($0.key.prefix { $0 != "/" })) }.values.reduce(0, +)
+        let cpuBound = computing / Double(min(slots, cores))
+        let lb = max(total / parallel, cpuBound, longestMethod)
         progress("\(shape.rawValue): reference serial \(f2(total)) s; method-level LB at \(slots) slots \(f2(lb)) s; "
-                 + "class-level LB \(f2(max(total / parallel, longestClass))) s")
+                 + "class-level LB \(f2(max(total / parallel, cpuBound, longestClass))) s")
 
         let loadBefore = Self.loadAverage()
         var cases: [CaseResult] = []
@@ -190,7 +194,8 @@ struct SuiteBench {
         return SuiteResult(shape: shape, seed: seed, summary: shape.summary, classes: suite.classes.count,
                            methods: suite.methodCount, nominalSerial: suite.serialTotal, buildSeconds: build.seconds,
                            slots: slots, referenceSerial: total, longestMethod: longestMethod, longestClass: longestClass,
-                           methodLowerBound: lb, cores: cores, classLowerBound: max(total / parallel, longestClass),
+                           methodLowerBound: lb, cores: cores, classLowerBound: max(total / parallel, cpuBound, longestClass),
+                           computingSerial: shape == .mixed ? computing : nil,
                            fleetDescription: fleetDescription, deploy: deployNote,
                            loadAverage: [loadBefore, Self.loadAverage()], cases: cases, ci: ci)
     }
@@ -235,6 +240,12 @@ struct SuiteBench {
         let (r, report) = await fanoutRun(bin: bin, package: package, history: history, reportDir: reportDir, extra: extra)
         var note: String? = r.succeeded ? nil : "fanout ended with \(r.ending)"
         if let report, !report.warnings.isEmpty { note = (note.map { $0 + "; " } ?? "") + report.warnings.joined(separator: "; ") }
+        if shape == .mixed, let report {
+            let heavy = report.units.filter { $0.suites.contains { $0.contains("." + SuiteGenerator.heavyClass) } }
+            if let longest = heavy.map(\.duration).max() {
+                note = (note.map { $0 + "; " } ?? "") + "\(SuiteGenerator.heavyClass): \(heavy.count) unit(s), the longest \(f1(longest)) s"
+            }
+        }
         if let taken = report?.stolenTests, taken > 0 {
             note = (note.map { $0 + "; " } ?? "") + "work stealing: \(taken) tests taken over by idle slots"
         }

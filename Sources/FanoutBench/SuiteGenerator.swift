@@ -14,6 +14,11 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
     case skewed
     /// Lognormal classes whose methods COMPUTE (a hash loop) instead of waiting: 8 slots on 2 cores cannot all run.
     case cpuBound = "cpu-bound"
+    /// Waiting and computing classes, like a real suite seen in the field: one class of 16 methods whose 4 heaviest
+    /// compute 8-12 s each (40 s of CPU), 12 computing classes of 4-10 s, waiting classes of as much time, and 180
+    /// small classes of tens of ms. With 8 slots on 2 cores, the heavy class's tests take several times their
+    /// serial time: a slow test that is not a hung one. (Last in this list: a shape's position seeds its suite.)
+    case mixed
 
     var packageName: String {
         switch self {
@@ -22,11 +27,16 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
         case .dominant: "BenchDominant"
         case .skewed: "BenchSkewed"
         case .cpuBound: "BenchCPUBound"
+        case .mixed: "BenchMixed"
         }
     }
 
     /// True when the methods compute rather than wait: the machine's cores, not the slots, bound the run.
     var computes: Bool { self == .cpuBound }
+    /// True when some or all methods compute: the machine's cores bound the run, not only the slots.
+    var hasComputingTests: Bool { computes || self == .mixed }
+    /// What the methods do, for tables: `waiting`, `computing`, or `waiting + computing`.
+    var work: String { self == .mixed ? "waiting + computing" : computes ? "computing" : "waiting" }
 
     var moduleName: String { packageName + "Tests" }
 
@@ -37,14 +47,18 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
         case .dominant: "One dominant class with 45 % of the time over 40 methods, plus small classes"
         case .skewed: "Four long classes of 15-26 methods (22, 12, 8, 6 s) and 54 tiny classes"
         case .cpuBound: "Lognormal class durations whose methods compute (a hash loop, one core each) instead of waiting"
+        case .mixed: "Waiting + computing classes: one class of 16 methods whose 4 heaviest compute 8-12 s each (40 s), "
+            + "12 computing classes of 4-10 s, waiting classes of as much time, 180 small computing classes of tens of ms"
         }
     }
 }
 
-/// A generated class: its name and the seconds each of its test methods waits, in method order.
+/// A generated class: its name and the seconds each of its test methods waits (or computes), in method order.
 struct GeneratedClass: Codable, Sendable, Hashable {
     var name: String
     var methods: [Double]
+    /// Whether its methods compute rather than wait; nil: as the suite's shape says (`SuiteShape.computes`).
+    var computes: Bool? = nil
 
     var total: Double { methods.reduce(0, +) }
     static func methodName(_ i: Int) -> String { "test" + String(repeating: "0", count: max(0, 3 - String(i).count)) + String(i) }
@@ -62,6 +76,9 @@ struct GeneratedSuite: Codable, Sendable {
     var methodCount: Int { classes.reduce(0) { $0 + $1.methods.count } }
     var longestClass: Double { classes.map(\.total).max() ?? 0 }
     var longestMethod: Double { classes.flatMap(\.methods).max() ?? 0 }
+    /// Seconds of the methods that compute (all of them in cpu-bound, none in the waiting shapes).
+    var computingTotal: Double { classes.filter { computes($0) }.reduce(0) { $0 + $1.total } }
+    func computes(_ c: GeneratedClass) -> Bool { c.computes ?? shape.computes }
 
     /// Method-level lower bound on `slots` slots, from the nominal waits.
     func nominalLowerBound(slots: Int) -> Double { max(serialTotal / Double(slots), longestMethod) }
@@ -116,9 +133,47 @@ enum SuiteGenerator {
                 let n = Int(rng.uniform(2, 13))
                 classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng)))
             }
+        case .mixed:
+            classes = mixed(names: &names, rng: &rng)
         }
         return GeneratedSuite(shape: shape, seed: seed, packageName: shape.packageName, moduleName: shape.moduleName,
                               classes: classes)
+    }
+
+    /// The mixed suite's class of 16 methods, 4 of which compute 8-12 s each.
+    static let heavyClass = "ReportRenderingTests"
+
+    /// The mixed suite's classes (see `SuiteShape.mixed`), in a seeded order.
+    static func mixed(names: inout NamePool, rng: inout SeededRandom) -> [GeneratedClass] {
+        var classes: [GeneratedClass] = []
+        // The heavy class: 12 quick methods (50-300 ms) and 4 that compute 40 s together, at seeded places.
+        var heavy = (0..<16).map { _ in round4(rng.uniform(0.05, 0.3)) }
+        let long = normalize((0..<4).map { _ in rng.uniform(9, 13) }, to: 40, cap: 12)
+        var places = Array(0..<16)
+        places.shuffle(using: &rng)
+        for (place, seconds) in zip(places, long) { heavy[place] = round4(seconds) }
+        classes.append(GeneratedClass(name: heavyClass, methods: heavy, computes: true))
+        // Computing classes of a few seconds: with the heavy class, enough to keep both cores busy for a minute, so
+        // the heavy class's tests share them with 3 to 7 others most of the time.
+        for size in normalize((0..<12).map { _ in rng.lognormal(mu: 0, sigma: 0.4) }, to: 75, cap: 10) {
+            let n = Int(rng.uniform(3, 11))
+            classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng),
+                                          computes: true))
+        }
+        // Waiting classes (network, expectations, timers), as much time as the computing classes above.
+        for size in normalize((0..<12).map { _ in rng.lognormal(mu: 0, sigma: 0.6) }, to: 115, cap: 15) {
+            let n = Int(rng.uniform(4, 15))
+            classes.append(GeneratedClass(name: names.next(), methods: split(size, into: n, sigma: 0.6, rng: &rng),
+                                          computes: false))
+        }
+        // Many small classes: 2-30 quick methods of 1-6 ms each.
+        for _ in 0..<180 {
+            let n = Int(rng.uniform(2, 31))
+            classes.append(GeneratedClass(name: names.next(), methods: (0..<n).map { _ in round4(rng.uniform(0.001, 0.006)) },
+                                          computes: true))
+        }
+        classes.shuffle(using: &rng) // the heavy class is not first in any order
+        return classes
     }
 
     /// Scales `values` to sum to `total`, with no value above `cap` (the excess is spread over the others).
@@ -153,7 +208,7 @@ enum SuiteGenerator {
         try writeIfChanged(manifest(suite), to: directory.appendingPathComponent("Package.swift"))
         try writeIfChanged(support, to: tests.appendingPathComponent("Pause.swift"))
         for c in suite.classes {
-            try writeIfChanged(source(of: c, computes: suite.shape.computes),
+            try writeIfChanged(source(of: c, computes: suite.computes(c)),
                                to: tests.appendingPathComponent("\(c.name).swift"))
         }
         let encoder = JSONEncoder()
@@ -171,7 +226,7 @@ enum SuiteGenerator {
     static func manifest(_ suite: GeneratedSuite) -> String {
         """
         // swift-tools-version: 6.0
-        // Generated by fanout-bench (shape \(suite.shape.rawValue), seed \(suite.seed)). \(suite.shape.computes ? "Test methods compute (a hash loop)." : "Test methods wait; nothing computes.")
+        // Generated by fanout-bench (shape \(suite.shape.rawValue), seed \(suite.seed)). \(workLine(suite))
         import PackageDescription
 
         let package = Package(
@@ -182,6 +237,13 @@ enum SuiteGenerator {
         )
 
         """
+    }
+
+    static func workLine(_ suite: GeneratedSuite) -> String {
+        let computing = suite.classes.filter { suite.computes($0) }.count
+        return computing == 0 ? "Test methods wait; nothing computes."
+            : computing == suite.classes.count ? "Test methods compute (a hash loop)."
+            : "Some classes compute (a hash loop, silently), the others wait."
     }
 
     static let support = """
