@@ -162,11 +162,13 @@ actor RunState {
     /// An idle slot with nothing queued: start a copy of a unit that runs far past its estimate, if it pays.
     private func backUpStraggler(for slot: SlotRef, now: Double, alone: Bool) -> WorkUnit? {
         // A unit that computes is making progress: a copy beside it on the same machine would only share its cores.
+        // Until its first CPU samples say whether it computes, it gets no copy there either.
         let here = machine(of: slot.agent)
         let candidates = running.values.map {
             RunningUnit(id: $0.unit.id, start: $0.start, estimate: $0.unit.estimate, agent: $0.agent,
                         excluded: $0.twin != nil || $0.isBackup
-                            || (capacity != nil && isComputing($0) && machine(of: $0.agent) == here))
+                            || (capacity != nil && resources[$0.agent] != nil && machine(of: $0.agent) == here
+                                && ($0.cpuRate == nil || isComputing($0))))
         }
         guard let id = straggler.pick(candidates, now: now, queueEmpty: scheduler.isEmpty, idleAgent: slot.agent,
                                       otherAgentsAlive: !alone),
