@@ -25,18 +25,22 @@
 #                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
 #                                          docs/bench-ratios.svg and README's figures. About an hour here.
 #   scripts/bench.sh --page [--repeat K]   only the report page case (K page loads, the median; 5 by default).
+#   scripts/bench.sh --suite SHAPE [--repeat K]
+#                                          only that generated suite (as in --full; repeatable); its results go to
+#                                          $BENCH_DIR/results/suite-SHAPE.json and the console, not to BENCHMARKS.md.
 #
 # Generated suites, histories, reports and fleets live in $BENCH_DIR (default /tmp/fanout-bench), never in the repo.
 # Prints per case: wall time (build excluded), makespan, the lower bound LB, makespan / LB, wall - LB.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0
+repeat=1 full=0 page=0 only=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
     --page) page=1; shift ;;
+    --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -194,11 +198,12 @@ demo_cases() {
   echo "--package); above 1 means fanout is faster. swift test's count is its xUnit file's test cases (XCTest only)."
 }
 
-# Not in a pipeline: the function runs in this shell (its fleet is this shell's to stop); tee gets a copy.
-demo_cases > >(tee "$work/demo.txt")
-wait $! 2>/dev/null || true
-
-((full)) || exit 0
+if ((${#only[@]} == 0)); then
+  # Not in a pipeline: the function runs in this shell (its fleet is this shell's to stop); tee gets a copy.
+  demo_cases > >(tee "$work/demo.txt")
+  wait $! 2>/dev/null || true
+  ((full)) || exit 0
+fi
 
 # ---- --full: generated suites × strategies, simulation at scale, 32 SSH agents -------------------------------------
 echo
@@ -206,7 +211,7 @@ echo "building fanout-bench (release)…"
 swift build -c release --product fanout-bench >/dev/null
 bench="$(swift build -c release --show-bin-path)/fanout-bench"
 results="$bench_dir/results"
-rm -rf "$results"
+((${#only[@]})) || rm -rf "$results"
 mkdir -p "$results"
 fleet_args=(--fleet-agents 0)
 if [[ $(id -u) -eq 0 ]]; then
@@ -215,7 +220,9 @@ else
   echo "(not root: the SSH fleet cases and the 32-agent scale are skipped)"
 fi
 
-for shape in lognormal many-small dominant skewed cpu-bound mixed; do
+shapes=(lognormal many-small dominant skewed cpu-bound mixed)
+((${#only[@]})) && shapes=("${only[@]}")
+for shape in "${shapes[@]}"; do
   echo
   echo "== suite: $shape (seed 1) =="
   # The SSH fleet for the suites whose question it answers (packing, splitting, stealing over SSH).
@@ -225,6 +232,7 @@ for shape in lognormal many-small dominant skewed cpu-bound mixed; do
   "$bench" suite --shape "$shape" --seed 1 --slots 8 --repeats "$repeat" --dir "$bench_dir" --fanout "$fanout" \
     --repo "$root" "${args[@]}" "${ci[@]}" --json "$results/suite-$shape.json"
 done
+((${#only[@]})) && exit 0
 
 echo
 echo "== fanout report merge: 4 shard reports × 25,000 tests =="

@@ -27,6 +27,10 @@ struct CaseResult: Codable, Sendable {
     var lowerBound: Double?
     /// Which term of `lowerBound` binds (`slots`, `longest test`, `cpu`, `destination NAME`), when the report says.
     var boundBy: String?
+    /// Every run of this case when it ran more than once (in round order): its walls, and its makespan / own lower
+    /// bound where both are known. The row shows the median run; these give its min–max range.
+    var runWalls: [Double]? = nil
+    var runRatios: [Double]? = nil
 
     /// Every asked-for test passed and the command exited 0: only such a row is a speed figure.
     var complete: Bool { testsPassed == testsExpected && (exitCode ?? 0) == 0 }

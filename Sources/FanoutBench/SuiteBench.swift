@@ -109,6 +109,14 @@ struct SuiteBench {
                              fleet: "local", extra: ["--slots", String(slots)], expected: suite.methodCount,
                              strategy: "fanout-package", label: "Fanout, `fanout run --package` (no-op build included)")
         }]
+        if shape.hasComputingTests {
+            // CPU-aware packing off (`--no-cpu-packing`): every slot takes work whatever the cores are doing.
+            local.append { round in
+                await fanoutCase(bin: bin, history: history, reportDir: "\(work)/fanout-no-packing-\(round)", fleet: "local",
+                                 extra: ["--slots", String(slots), "--no-cpu-packing", "--no-record"], expected: suite.methodCount,
+                                 strategy: "fanout-no-packing", label: "Fanout, CPU-aware packing off (`--no-cpu-packing`)")
+            }
+        }
         for strategy in StaticStrategy.allCases {
             local.append { _ in
                 await staticCase(strategy, bin: bin, classHistory: classTimes, expected: suite.methodCount,
@@ -215,6 +223,9 @@ struct SuiteBench {
             let sorted = all.sorted { ($0.complete ? 0 : 1, $0.wall) < ($1.complete ? 0 : 1, $1.wall) }
             var kept = sorted[(sorted.count - 1) / 2]
             if all.count > 1 {
+                kept.runWalls = all.map(\.wall)
+                let ratios = all.compactMap { c in c.makespan.flatMap { mk in c.lowerBound.map { mk / max($0, 1e-9) } } }
+                kept.runRatios = ratios.count == all.count ? ratios : nil
                 kept.note = (kept.note.map { $0 + "; " } ?? "")
                     + "median of \(all.count) runs (walls \(all.map { f2($0.wall) }.joined(separator: ", ")) s)"
             }
