@@ -25,22 +25,25 @@
 #                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
 #                                          docs/bench-ratios.svg and README's figures. About an hour here.
 #   scripts/bench.sh --page [--repeat K]   only the report page case (K page loads, the median; 5 by default).
-#   scripts/bench.sh --suite SHAPE [--repeat K]
-#                                          only that generated suite (as in --full; repeatable); its results go to
-#                                          $BENCH_DIR/results/suite-SHAPE.json and the console, not to BENCHMARKS.md.
+#   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
+#                                          only that generated suite (as in --full; repeatable), and with --cases only
+#                                          those local strategies (`fanout-bench suite --help`); its results go to
+#                                          $BENCH_DIR/results/suite-SHAPE.json and the console. `fanout-bench report
+#                                          --results $BENCH_DIR/results --update` puts them into BENCHMARKS.md.
 #
 # Generated suites, histories, reports and fleets live in $BENCH_DIR (default /tmp/fanout-bench), never in the repo.
 # Prints per case: wall time (build excluded), makespan, the lower bound LB, makespan / LB, wall - LB.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 only=()
+repeat=1 full=0 page=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
     --page) page=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
+    --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -230,7 +233,7 @@ for shape in "${shapes[@]}"; do
   # lognormal also runs as 4 CI jobs × 2 slots (`--shard I/4`) from its warm history, merged back into one report.
   ci=(); [[ $shape == lognormal ]] && ci=(--ci-shards 4)
   "$bench" suite --shape "$shape" --seed 1 --slots 8 --repeats "$repeat" --dir "$bench_dir" --fanout "$fanout" \
-    --repo "$root" "${args[@]}" "${ci[@]}" --json "$results/suite-$shape.json"
+    --repo "$root" "${args[@]}" "${ci[@]}" "${cases[@]}" --json "$results/suite-$shape.json"
 done
 ((${#only[@]})) && exit 0
 

@@ -76,12 +76,15 @@ struct RunSuite: AsyncParsableCommand {
     var ciShards = 0
     @Option(help: "Where to write the results (JSON).")
     var json: String?
+    @Option(help: "Only these local cases, by strategy (comma-separated: fanout, fanout-cold, fanout-shuffled, fanout-package, fanout-no-packing, count, name, timings, swift-test-parallel, swift-test-parallel-build); all by default.")
+    var only: String?
 
     mutating func run() async throws {
         Interrupts.install()
-        let bench = SuiteBench(shape: shape, seed: seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
+        var bench = SuiteBench(shape: shape, seed: seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
                                slots: slots, warmRuns: warmRuns, fleetAgents: fleetAgents, fleetSlots: fleetSlots,
                                fleetPort: fleetPort, repeats: repeats, ciShards: ciShards)
+        bench.only = only.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
         let result = try await bench.run()
         if let json { try JSONFiles.write(result, to: json) }
         print(MarkdownReport.suiteSection(result))

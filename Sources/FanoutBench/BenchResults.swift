@@ -69,6 +69,9 @@ struct SuiteResult: Codable, Sendable {
     var cases: [CaseResult]
     /// The suite run as CI jobs (`fanout run --shard I/N` each), when measured.
     var ci: CIShardsResult?
+    /// When this suite was measured by a later, partial run (`fanout-bench report --update`) than the rest of the
+    /// data file: that run's date, commit and command.
+    var measuredApart: String? = nil
 
     /// The bound a case's makespan is divided by: the run's own (CPU-aware) bound from its report.json when it has
     /// one, else the suite's reference `methodLowerBound`. The reference comes from another run (the last warm-up):
@@ -195,4 +198,52 @@ struct BenchRun: Codable, Sendable {
     var fleet: FleetScaleResult?
     /// `fanout report merge` over large shard reports, when measured.
     var mergeScale: MergeScaleResult?
+}
+
+/// A figure over repeated runs: the median and the min–max of the runs. A claim of "faster" holds only when the
+/// whole range says so.
+struct Spread: Sendable {
+    var median: Double
+    var min: Double
+    var max: Double
+    var runs: Int
+
+    init?(_ values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let n = sorted.count
+        median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+        min = sorted[0]
+        max = sorted[n - 1]
+        runs = n
+    }
+
+    /// `1.234 (1.200–1.300)`, or the bare figure with `1 run` when it ran once.
+    func text(_ format: (Double) -> String, unit: String = "") -> String {
+        runs > 1 ? "\(format(median))\(unit) (\(format(min))–\(format(max))\(unit))" : "\(format(median))\(unit), 1 run"
+    }
+
+    /// For a ratio "other / Fanout": faster when every run is above 1, slower when every run is below, else even.
+    var verdict: String { min > 1 ? "faster" : max < 1 ? "slower" : "even" }
+}
+
+extension CaseResult {
+    /// The wall of every run (the row's own when it ran once).
+    var walls: [Double] { runWalls ?? [wall] }
+}
+
+extension SuiteResult {
+    /// makespan / own lower bound over the runs of `c`.
+    func ratioSpread(_ c: CaseResult) -> Spread? {
+        if let runs = c.runRatios, !runs.isEmpty { return Spread(runs) }
+        return ratio(c).flatMap { Spread([$0]) }
+    }
+}
+
+/// `alt`'s wall / `fanout`'s wall, round by round when both ran the same rounds (the rounds interleave the
+/// strategies, so a busy moment of the machine falls on both), else the medians' ratio.
+func speedups(_ alt: CaseResult, over fanout: CaseResult) -> Spread {
+    let a = alt.walls, f = fanout.walls
+    let paired = a.count == f.count && a.count > 1 ? zip(a, f).map { $0 / Swift.max($1, 1e-9) } : [alt.wall / Swift.max(fanout.wall, 1e-9)]
+    return Spread(paired)!
 }

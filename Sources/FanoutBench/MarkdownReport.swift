@@ -6,8 +6,14 @@ enum MarkdownReport {
         fleet == "local" ? "\(r.slots) local slots" : "SSH, \(r.fleetDescription ?? "fleet")"
     }
 
-    /// Alternative wall / Fanout wall on that fleet: above 1 means Fanout was faster.
-    static func speedup(_ alt: CaseResult, over fanout: CaseResult) -> Double { alt.wall / max(fanout.wall, 1e-9) }
+    /// Alternative wall / Fanout wall on that fleet (the median over paired rounds): above 1 means Fanout was faster.
+    static func speedup(_ alt: CaseResult, over fanout: CaseResult) -> Double { speedups(alt, over: fanout).median }
+
+    /// `1.71× (1.65–1.80), faster`: the ratio over the rounds, and what its whole range says.
+    static func speedupText(_ alt: CaseResult, over fanout: CaseResult) -> String {
+        let s = speedups(alt, over: fanout)
+        return s.text(f2, unit: "×") + ", " + s.verdict
+    }
 
     static func suiteTable(_ r: SuiteResult) -> String {
         var s = "| fleet | strategy | wall | makespan | makespan / LB | overhead (wall − LB) | processes | tests passed | wall / Fanout's |\n"
@@ -19,14 +25,14 @@ enum MarkdownReport {
                 let isFanout = c.strategy == "fanout"
                 var ratio = "—"
                 if isFanout, c.complete, let best = r.alternatives(fleet).min(by: { $0.wall < $1.wall }) {
-                    ratio = "1.00 (best alternative: \(f2(speedup(best, over: c)))×)"
+                    ratio = "1.00 (best alternative: \(speedupText(best, over: c)))"
                 } else if !c.isFanout, c.complete, let pair = r.fanoutPair(of: c), pair.complete {
-                    ratio = f2(speedup(c, over: pair)) + "×" + (pair.strategy == "fanout" ? "" : " (vs `--package`)")
+                    ratio = speedupText(c, over: pair) + (pair.strategy == "fanout" ? "" : " (vs `--package`)")
                 }
                 let name = c.isFanout ? "**\(c.label)**" : c.label
-                s += "| \(fleetName(fleet, r)) | \(name) | \(f2(c.wall)) s | "
+                s += "| \(fleetName(fleet, r)) | \(name) | \(Spread(c.walls)!.text(f2, unit: " s")) | "
                     + (c.makespan.map { f2($0) + " s" } ?? "—") + " | "
-                    + (r.ratio(c).map(f3) ?? "—") + " | "
+                    + (r.ratioSpread(c)?.text(f3) ?? "—") + " | "
                     + "\(f2(c.wall - r.lowerBound(of: c))) s | " + (c.processes.map(String.init) ?? "—") + " | "
                     + "\(testsCell(c)) | \(ratio) |\n"
             }
@@ -44,6 +50,9 @@ enum MarkdownReport {
 
     static func suiteSection(_ r: SuiteResult) -> String {
         var s = "### \(r.shape.rawValue) (seed \(r.seed))\n\n"
+        if let apart = r.measuredApart {
+            s += "*Measured apart from the rest of this page: \(apart).*\n\n"
+        }
         s += "\(r.summary). \(r.classes) classes, \(r.methods) test methods; the generator's waits add up to "
             + "\(f2(r.nominalSerial)) s, the reference run measured \(f2(r.referenceSerial)) s of test time "
             + "(longest class \(f2(r.longestClass)) s, longest method \(f3(r.longestMethod)) s). "
@@ -66,7 +75,7 @@ enum MarkdownReport {
             guard let fanout = r.fanout(fleet), fanout.complete,
                   let best = r.alternatives(fleet).min(by: { $0.wall < $1.wall }) else { continue }
             s += "\n\(fleetName(fleet, r)): Fanout \(f2(fanout.wall)) s against the best alternative, \(best.label), "
-                + "\(f2(best.wall)) s: **\(f2(speedup(best, over: fanout)))×**."
+                + "\(f2(best.wall)) s: **\(speedupText(best, over: fanout))**."
         }
         return s + "\n"
     }
@@ -212,15 +221,15 @@ enum MarkdownReport {
         for r in run.suites {
             func ratio(_ name: String) -> String {
                 guard let c = r.strategy(name) else { return "—" }
-                guard c.complete, let ratio = r.ratio(c) else { return "incomplete" }
-                return f3(ratio)
+                guard c.complete, let ratio = r.ratioSpread(c) else { return "incomplete" }
+                return ratio.text(f3)
             }
             func versus(_ alt: String, _ fanout: String) -> String {
                 guard let a = r.strategy(alt), let f = r.strategy(fanout) else { return "—" }
                 guard a.complete, f.complete else { return "incomplete" }
-                return f2(speedup(a, over: f)) + "×"
+                return speedupText(a, over: f)
             }
-            s += "| \(r.shape.rawValue) (\(r.methods) tests, \(r.shape.work)) | "
+            s += "| \(r.shape.rawValue)\(r.measuredApart == nil ? "" : " †") (\(r.methods) tests, \(r.shape.work)) | "
                 + "\(ratio("fanout")) | \(ratio("fanout-cold")) | \(ratio("fanout-shuffled")) | "
                 + "\(versus("swift-test-parallel", "fanout")) | \(versus("swift-test-parallel-build", "fanout-package")) |\n"
         }
@@ -231,12 +240,15 @@ enum MarkdownReport {
                     + (sim.accountedFor ? "accounted for once" : "NOT accounted for") : "") + ".\n"
         }
         let m = run.machine
+        s += "\nEach figure: the median over the runs, their min–max in brackets; \"faster\" only when every run says so, "
+            + "\"even\" when the range spans 1."
         s += "\nLB: the method-level lower bound (no schedule, not even one process per test, ends sooner)"
             + (run.suites.contains(where: \.hasOwnBounds) ? "; for Fanout's runs, each run's own from its report.json (test "
                 + "time / slots, the longest test, CPU time / cores), which its makespan cannot beat" : "") + ". Measured by "
             + "`\(run.command)` on \(m.date), \(m.commit), \(m.cores) cores; the generated suites sleep except cpu-bound"
             + (run.suites.contains { $0.shape == .mixed } ? " and mixed's computing classes. " : ". ")
             + "Every case, the fleet and the alternatives: [BENCHMARKS.md](BENCHMARKS.md).\n"
+        for r in run.suites { if let apart = r.measuredApart { s += "\n† \(r.shape.rawValue): measured apart, \(apart).\n" } }
         return s
     }
 
@@ -300,6 +312,11 @@ enum MarkdownReport {
             - **`swift test --parallel --num-workers 8`** (`--skip-build`, the pair of `--bundle`; and without it, its \
             no-op build included, the pair of `--package`): one process per test method. It needs the package and its \
             build tree, so it runs locally only.
+
+            **Repeats.** Every case ran several times, the rounds interleaving the strategies so that a busy moment of \
+            this shared machine does not fall on one strategy only. A figure is the median of the runs with their \
+            min–max in brackets; a row shows its median run's makespan. A ratio to Fanout is taken round by round. \
+            Fanout is called **faster** only when every round says so, **even** when the range spans 1.
 
             A row whose tests did not all run and pass, or whose command did not exit 0, says **INCOMPLETE** and is no \
             speed figure: both runners' exit codes and test counts (Fanout's report, `swift test`'s xUnit file) are checked.

@@ -16,6 +16,8 @@ struct Report: AsyncParsableCommand {
     var from: String?
     @Option(help: "The data file to write (with --results).")
     var data = "docs/bench-results.json"
+    @Flag(help: "With --results: a partial run (`scripts/bench.sh --suite SHAPE`). Its suites replace those of the same shape in --data, marked with this run's date and commit; the rest of --data stays as it was measured.")
+    var update = false
     @Option(help: "The Markdown file to write.")
     var markdown = "BENCHMARKS.md"
     @Option(help: "The SVG chart to write.")
@@ -37,6 +39,18 @@ struct Report: AsyncParsableCommand {
         let run: BenchRun
         if let from {
             run = try JSONFiles.read(BenchRun.self, from: from)
+        } else if let results, update {
+            var base = try JSONFiles.read(BenchRun.self, from: data)
+            let partial = try await Self.collect(results: results, command: command, demo: nil, elapsed: nil, repo: repo)
+            let m = partial.machine
+            for var suite in partial.suites {
+                suite.measuredApart = "\(m.date), \(m.commit), by `\(command)`"
+                base.suites.removeAll { $0.shape == suite.shape }
+                base.suites.append(suite)
+            }
+            let order = SuiteShape.allCases
+            base.suites.sort { (order.firstIndex(of: $0.shape) ?? 0) < (order.firstIndex(of: $1.shape) ?? 0) }
+            run = base
         } else if let results {
             run = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
         } else {
@@ -58,7 +72,7 @@ struct Report: AsyncParsableCommand {
             print("BENCHMARKS.md, \(svg) and README's figures are what \(from ?? data) gives")
             return
         }
-        if from == nil { try JSONFiles.write(run, to: data) }
+        if from == nil { try JSONFiles.write(run, to: data) }  // (with --update: the base with the new suites)
         try doc.write(toFile: markdown, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: (svg as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try chart.write(toFile: svg, atomically: true, encoding: .utf8)

@@ -19,6 +19,8 @@ struct SuiteBench {
     var repeats = 1
     /// > 0: also run the suite as this many CI jobs (`--shard I/N`, slots / N slots each) from the warm history.
     var ciShards = 0
+    /// Only the local cases of these strategies (nil: all).
+    var only: Set<String>? = nil
 
     func run() async throws -> SuiteResult {
         let fm = FileManager.default
@@ -91,41 +93,46 @@ struct SuiteBench {
         try await Self.shuffleClassTimes(shuffled, seed: seed)
 
         // ---- 8 local slots ----
-        var local: [@Sendable (Int) async -> CaseResult] = [{ round in
+        var local: [(String, @Sendable (Int) async -> CaseResult)] = [("fanout", { round in
             await fanoutCase(bin: bin, history: history, reportDir: "\(work)/fanout-local-\(round)", fleet: "local",
                              extra: ["--slots", String(slots)], expected: suite.methodCount)
-        }, { round in
+        }), ("fanout-cold", { round in
             // A first run: a history file that does not exist yet (nothing recorded, so every round is a first run).
             await fanoutCase(bin: bin, history: "\(work)/cold-\(round).sqlite", reportDir: "\(work)/fanout-cold-\(round)",
                              fleet: "local", extra: ["--slots", String(slots), "--no-record"], expected: suite.methodCount,
                              strategy: "fanout-cold", label: "Fanout, first run (no history)")
-        }, { round in
+        }), ("fanout-shuffled", { round in
             await fanoutCase(bin: bin, history: shuffled, reportDir: "\(work)/fanout-shuffled-\(round)", fleet: "local",
                              extra: ["--slots", String(slots), "--no-record"], expected: suite.methodCount,
                              strategy: "fanout-shuffled", label: "Fanout, wrong history (class times shuffled)")
-        }, { round in
+        }), ("fanout-package", { round in
             // As a user runs it on a package: `fanout run --package`, its (no-op) build included.
             await fanoutCase(bin: nil, package: package, history: history, reportDir: "\(work)/fanout-package-\(round)",
                              fleet: "local", extra: ["--slots", String(slots)], expected: suite.methodCount,
                              strategy: "fanout-package", label: "Fanout, `fanout run --package` (no-op build included)")
-        }]
+        })]
         if shape.hasComputingTests {
             // CPU-aware packing off (`--no-cpu-packing`): every slot takes work whatever the cores are doing.
-            local.append { round in
+            local.append(("fanout-no-packing", { round in
                 await fanoutCase(bin: bin, history: history, reportDir: "\(work)/fanout-no-packing-\(round)", fleet: "local",
                                  extra: ["--slots", String(slots), "--no-cpu-packing", "--no-record"], expected: suite.methodCount,
                                  strategy: "fanout-no-packing", label: "Fanout, CPU-aware packing off (`--no-cpu-packing`)")
-            }
+            }))
         }
         for strategy in StaticStrategy.allCases {
-            local.append { _ in
+            local.append((strategy.rawValue, { _ in
                 await staticCase(strategy, bin: bin, classHistory: classTimes, expected: suite.methodCount,
                                  fleet: nil, remoteBin: nil)
-            }
+            }))
         }
-        local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: false) }
-        local.append { _ in await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: true) }
-        for c in await Self.medians(local, repeats: repeats, each: record) { cases.append(c) }
+        local.append(("swift-test-parallel", { _ in
+            await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: false)
+        }))
+        local.append(("swift-test-parallel-build", { _ in
+            await swiftTestParallel(package: package, work: work, expected: suite.methodCount, build: true)
+        }))
+        let chosen = local.filter { only?.contains($0.0) ?? true }.map(\.1)
+        for c in await Self.medians(chosen, repeats: repeats, each: record) { cases.append(c) }
 
         var ci: CIShardsResult?
         if ciShards > 0 {

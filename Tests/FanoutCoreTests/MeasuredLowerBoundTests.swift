@@ -76,6 +76,25 @@ import Testing
         #expect(light.boundBy == "slots" && light.cpu == 0.5)
     }
 
+    /// A computing test counts its time with a core to itself: 8 slots sharing 2 cores (4 per core), a test of 10 s of
+    /// CPU that ran 40 s crowded counts 10 s; a waiting test (no CPU) counts what it ran; a test that computed half
+    /// of 12 s counts what it would have taken alone at worst; nothing ever counts more than it ran.
+    @Test func aCrowdedComputingTestCountsItsTimeAlone() {
+        #expect(MeasuredLowerBound.uncontended(duration: 40, cpu: 10, sharing: 4) == 10)
+        #expect(MeasuredLowerBound.uncontended(duration: 5, cpu: 0, sharing: 4) == 5)
+        #expect(MeasuredLowerBound.uncontended(duration: 5, cpu: nil, sharing: 4) == 5)
+        #expect(MeasuredLowerBound.uncontended(duration: 12, cpu: 3, sharing: 4) == 3, "12 − 3 × 3 = 3, never below its CPU")
+        #expect(MeasuredLowerBound.uncontended(duration: 12, cpu: 2, sharing: 4) == 6)
+        #expect(MeasuredLowerBound.uncontended(duration: 10, cpu: 10, sharing: 1) == 10, "a core per slot: as measured")
+        #expect(MeasuredLowerBound.uncontended(duration: 2, cpu: 7, sharing: 4) == 2, "multi-threaded: never above its duration")
+        // Sharing: all slots of a machine's agents over its cores; unknown cores share nothing.
+        let fleet = [agent("a", cores: 2, machine: "m"), agent("b", cores: 2, machine: "m"), agent("c", cores: nil, machine: nil)]
+        #expect(MeasuredLowerBound.sharing(of: fleet) == ["a": 2, "b": 2, "c": 1])
+        var wide = agent("w", cores: 8, machine: "big")
+        wide.slots = 4
+        #expect(MeasuredLowerBound.sharing(of: [wide]) == ["w": 1], "more cores than slots: no sharing")
+    }
+
     /// Four sshd agents on loopback share one 2-core machine: 2 cores, not 8.
     @Test func agentsOnOneMachineCountItsCoresOnce() throws {
         let fleet = (1...4).map { agent("a\($0)", cores: 2, machine: "m-1") }

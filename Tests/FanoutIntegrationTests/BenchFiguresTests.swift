@@ -35,4 +35,47 @@ import Testing
         #expect(ending == .exited(1), "\(output)")
         #expect(output.contains("README.md (between the bench markers)"))
     }
+
+    /// A speed claim holds only when every round says so: Fanout ahead in two rounds of three and behind in the
+    /// third is "even", and the goal "faster than swift test --parallel" is not met; every round ahead is "faster".
+    @Test func fasterOnlyWhenTheWholeRangeSaysSo() async throws {
+        let dir = try TempDir()
+        let original = try Data(contentsOf: URL(fileURLWithPath: repositoryRoot.path + "/docs/bench-results.json"))
+        func document(fanoutWalls: [Double], swiftWalls: [Double]) async throws -> String {
+            var run = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+            var suites = try #require(run["suites"] as? [[String: Any]])
+            var cases = try #require(suites[0]["cases"] as? [[String: Any]])
+            for (i, c) in cases.enumerated() where c["fleet"] as? String == "local" {
+                switch c["strategy"] as? String {
+                case "fanout": cases[i]["runWalls"] = fanoutWalls; cases[i]["wall"] = fanoutWalls.sorted()[1]
+                case "swift-test-parallel": cases[i]["runWalls"] = swiftWalls; cases[i]["wall"] = swiftWalls.sorted()[1]
+                default: break
+                }
+            }
+            suites[0]["cases"] = cases
+            run["suites"] = suites
+            let data = dir.file("data.json")
+            try JSONSerialization.data(withJSONObject: run).write(to: URL(fileURLWithPath: data))
+            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/README.md", toPath: dir.file("README.md"))
+            defer { try? FileManager.default.removeItem(atPath: dir.file("README.md")) }
+            let bench = try siblingExecutable("fanout-bench")
+            let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md")]
+            let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
+            #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
+            return try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+        }
+        let goal = "faster than `swift test --parallel --num-workers 8` on every generated suite, prebuilt"
+        func goalRow(_ doc: String) -> String? { doc.split(separator: "\n").first { $0.contains(goal) }.map(String.init) }
+
+        // Rounds: 20/10 = 2.00, 21/20 = 1.05, 19/20 = 0.95.
+        let mixed = try await document(fanoutWalls: [10, 20, 20], swiftWalls: [20, 21, 19])
+        #expect(mixed.contains("1.05× (0.95–2.00), even"), "\(mixed)")
+        let mixedGoal = try #require(goalRow(mixed))
+        #expect(mixedGoal.hasSuffix("| **no** |"), "\(mixedGoal)")
+
+        let ahead = try await document(fanoutWalls: [10, 10, 10], swiftWalls: [20, 21, 19])
+        #expect(ahead.contains("2.00× (1.90–2.10), faster"), "\(ahead)")
+        #expect((goalRow(ahead) ?? "").contains("lognormal 2.00× (1.90–2.10)"), "\(goalRow(ahead) ?? "")")
+    }
 }
+

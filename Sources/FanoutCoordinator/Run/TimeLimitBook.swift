@@ -25,7 +25,7 @@ public struct TimeLimitBook: Sendable {
             var mine = tests[item.destination] ?? [:]
             for id in item.testIDs {
                 mine[id] = rules.limits(durations: history?.tests[id] ?? [], censored: history?.censoredDuration(of: id),
-                                        explicit: explicit, floor: floor)
+                                        explicit: explicit, floor: floor, cpuShare: history?.cpuShare[item.suite])
             }
             tests[item.destination] = mine
             if let explicit {

@@ -91,8 +91,12 @@ public struct RunReportAssembly: Sendable {
     func timing(classes: [ClassReport]) -> Timing {
         let firstStart = units.map(\.startedAt).min() ?? wall
         let lastEnd = counted.map(\.endedAt).max() ?? wall
+        let sharing = MeasuredLowerBound.sharing(of: agents)
         let testWork = results.flatMap { r in
-            r.attempts.map { MeasuredLowerBound.Work(destination: r.destination, seconds: $0.duration) }
+            r.attempts.map { a in
+                MeasuredLowerBound.Work(destination: r.destination, seconds: MeasuredLowerBound.uncontended(
+                    duration: a.duration, cpu: a.cpuSeconds, sharing: sharing[a.agent] ?? 1))
+            }
         }
         let spent = Self.cpuByAgent(units)
         let cpu = MeasuredLowerBound.cpu(spent: spent, agents: agents)

@@ -11,6 +11,9 @@
 ///   tests is never stopped, however long it runs in total.
 /// - CPU time is shared among the tests that were running when it was sampled (evenly when several run at once),
 ///   so a test's CPU time is approximate at the sampling interval.
+/// - A computing test (by history, ``TestLimits/computeShare``, or by its CPU samples) is past its ceiling only when
+///   it has also used its share of a core for the whole ceiling, or ran ``TestLimits/contendedCeilingFactor`` × the
+///   ceiling: slowed by shared cores is not stuck. A configured ceiling is wall-clock time.
 public struct ProgressWatch: Sendable {
     /// The share of one core the unit's processes must use between two samples for it to count as progress: a
     /// blocked process's runtime threads wake now and then, a computing one uses a good part of a core even when
@@ -78,9 +81,15 @@ public struct ProgressWatch: Sendable {
     public func check(at t: Double) -> TimeLimitHit? {
         for (test, since) in running.sorted(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
             let l = limits[test] ?? between
-            if t - since > l.ceiling {
-                return TimeLimitHit(kind: .ceiling, limit: l.ceiling, test: test, elapsed: t - since, basis: l.basis)
+            guard t - since > l.ceiling else { continue }
+            let cpu = cpuByTest[test, default: 0]
+            let computes = measuresCPU && !l.wallClockCeiling
+                && (l.computeShare != nil || cpu / (t - since) >= Self.cpuProgressRate)
+            if computes, t - since <= TestLimits.contendedCeilingFactor * l.ceiling, cpu < (l.computeShare ?? 1) * l.ceiling {
+                continue  // It computes, but the cores are shared: it has not had its ceiling's worth of CPU yet.
             }
+            return TimeLimitHit(kind: .ceiling, limit: l.ceiling, test: test, elapsed: t - since,
+                                basis: l.basis + (computes ? ", of time on a core" : ""))
         }
         if running.isEmpty, t - idleSince > between.ceiling {
             return TimeLimitHit(kind: .ceiling, limit: between.ceiling, elapsed: t - idleSince,

@@ -1,6 +1,7 @@
 /// The lower bound of a finished run, from the durations it measured: no schedule of this run's tests on its slots
 /// could have ended sooner, whatever it grouped, split or ran first. It depends on the tests alone, never on
 /// Fanout's own choices (how classes were grouped into units), so efficiency = makespan / LB is an honest figure.
+/// Nor on how it crowded the cores: a computing test counts its time with a core to itself (``uncontended(duration:cpu:sharing:)``).
 ///
 /// Slots are not the only capacity: tests that compute share the cores of their machine, whatever the slots. When the
 /// agents measured the CPU time of their units, the bound also holds CPU time / cores (``bound(_:slots:slotsServing:cpu:)``),
@@ -103,6 +104,35 @@ public enum MeasuredLowerBound {
         }
         guard !machines.isEmpty else { return nil }
         return CPU(seconds: seconds, cores: machines.values.reduce(0, +))
+    }
+
+    /// A test's time with a core to itself, as far as its attempt tells: when `sharing` single-threaded tests may share
+    /// each core of its machine (its slots over its cores), a test that ran `duration` seconds using `cpu` seconds
+    /// of CPU waited for a core at most `(sharing - 1) × cpu` of them. The slots term counts this, not the wall
+    /// duration, so that a schedule that crowds computing tests onto the cores does not raise its own bound (packing
+    /// them well would otherwise look no better than crowding them). Never above the duration measured, never below
+    /// its CPU time; the duration itself when CPU was not measured or the machine has a core per slot.
+    public static func uncontended(duration: Double, cpu: Double?, sharing: Double) -> Double {
+        guard let cpu, cpu > 0, cpu.isFinite, sharing > 1, duration > 0 else { return duration }
+        return min(duration, max(cpu, duration - (sharing - 1) * cpu))
+    }
+
+    /// For each agent, how many slots share each core of its machine: the slots of all agents on that machine over
+    /// its cores, at least 1 (1 when its cores are unknown).
+    public static func sharing(of agents: [AgentInfo]) -> [String: Double] {
+        var slots: [MachineKey: Int] = [:], cores: [MachineKey: Int] = [:]
+        for agent in agents {
+            let key = MachineKey(agent)
+            slots[key, default: 0] += agent.slots
+            if let c = agent.cores, c > 0 { cores[key] = max(cores[key] ?? 0, c) }
+        }
+        var out: [String: Double] = [:]
+        for agent in agents {
+            let key = MachineKey(agent)
+            guard let c = cores[key], let s = slots[key] else { out[agent.name] = 1; continue }
+            out[agent.name] = max(1, Double(s) / Double(c))
+        }
+        return out
     }
 
     /// Cores of the distinct machines of these agents (same `machine`: counted once; no `machine`: on its own);
