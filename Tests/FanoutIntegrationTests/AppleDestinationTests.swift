@@ -10,7 +10,8 @@ import Glibc
 /// Apple platforms end to end, through the replay harness (Tests/Fixtures/Xcodebuild/Replay: stand-in `xcodebuild`
 /// and `xcrun` that replay a recorded Xcode 26 run, since Linux has no Xcode) over the real SSH fleet: a config with
 /// two simulator destinations is read, listed, planned, deployed, dispatched with one simulator per slot, parsed
-/// (console, then result bundle) and reported per device.
+/// (console, then result bundle) and reported per device. The harness prints only lines of real captures, or says
+/// where it does not (Tests/Fixtures/Xcodebuild/SOURCES.md).
 ///
 /// On a real Mac, the same run goes through `MacAgentTests` (`FANOUT_MAC_AGENT`, see Agents/README.md).
 @Suite(.serialized, .timeLimit(.minutes(10))) struct AppleDestinationTests {
@@ -68,8 +69,16 @@ import Glibc
         s.historyPath = dir.file("h.sqlite")
         s.reportDirectory = dir.file("r")
         s.splitClasses = false
+        // Two agents of one slot each: each destination's three classes are more units than there are slots, so
+        // some slot runs a destination twice and must reuse (and, for the iPad, erase) its simulator.
+        s.agents = s.agents.prefix(2).map { var a = $0; a.slots = 1; return a }
+        let slots = s.agents.map(\.slots).reduce(0, +)
         let outcome = try await Coordinator(settings: s).run()
         let report = outcome.report
+        for destination in ["iphone-17-pro", "ipad-air"] {
+            let units = report.units.filter { $0.destination == destination }.count
+            #expect(units > slots, "\(destination): \(units) units on \(slots) slots reuse no simulator")
+        }
 
         // Every recorded test on each device, with Xcode's own verdict.
         #expect(report.destinations == ["iphone-17-pro", "ipad-air"])
@@ -96,7 +105,7 @@ import Glibc
         #expect(Set(report.units.map(\.agent)).isSubset(of: Set(s.agents.map(\.name))))
         #expect(report.agents.contains { ($0.deployedBytes ?? 0) > 0 }, "the .xctestrun and its folder were deployed")
 
-        // One simulator per slot and destination: created, booted, used by that slot only, deleted at the end.
+        // One simulator per slot and destination: created, booted, reused by that slot's later units, deleted at the end.
         let events = try Self.invocations(state)
         let created = events.filter { $0["action"] as? String == "create" }
         let deleted = Set(events.filter { $0["action"] as? String == "delete" }.compactMap { $0["udid"] as? String })
@@ -109,12 +118,41 @@ import Glibc
         let unstopped = report.units.filter { !$0.ending.hasPrefix("stopped: its twin") }.count
         #expect(tests.count >= unstopped && tests.count <= report.units.count, "one xcodebuild per unit: \(tests.count) for \(report.units.count)")
         for t in tests { #expect(createdIDs.contains(t["udid"] as? String ?? ""), "ran on a simulator of the run") }
+        for destination in ["iphone-17-pro", "ipad-air"] {
+            let mine = Set(created.filter { ($0["name"] as? String ?? "").hasSuffix(" " + destination) }.compactMap { $0["udid"] as? String })
+            let runs = tests.filter { mine.contains($0["udid"] as? String ?? "") }.count
+            #expect(!mine.isEmpty && mine.count <= slots && runs > mine.count,
+                    "\(destination): \(runs) xcodebuilds on \(mine.count) simulators, for \(slots) slots: reused")
+        }
         let leftover = try FileManager.default.contentsOfDirectory(atPath: state + "/devices").filter { $0.hasSuffix(".json") }
         #expect(leftover.isEmpty, "no simulator outlives the run: \(leftover)")
-        // The iPad destination erases its simulator between units; the iPhone one reuses it as it is.
-        let erased = events.filter { $0["action"] as? String == "erase" }.compactMap { $0["udid"] as? String }
-        let ipadSimulators = Set(created.filter { ($0["name"] as? String ?? "").hasSuffix("ipad-air") }.compactMap { $0["udid"] as? String })
-        #expect(Set(erased).isSubset(of: ipadSimulators))
+        // The iPad destination erases its simulator between units (every two xcodebuilds on one simulator have an
+        // erase between them); the iPhone one reuses it as it is.
+        var erasedBetween = 0
+        for udid in createdIDs {
+            let steps = events.filter { $0["udid"] as? String == udid }.compactMap { e -> String? in
+                switch e["action"] as? String {
+                case "erase": "erase"
+                case "test" where e["phase"] as? String == "start": "test"
+                default: nil
+                }
+            }
+            let iPad = created.contains { $0["udid"] as? String == udid && ($0["name"] as? String ?? "").hasSuffix(" ipad-air") }
+            let line = steps.joined(separator: " ")
+            if iPad {
+                #expect(!line.contains("test test"), "iPad simulator \(udid) ran two units without an erase: \(line)")
+                erasedBetween += steps.count(where: { $0 == "erase" })
+            } else {
+                #expect(!steps.contains("erase"), "iPhone simulator \(udid) was erased: \(line)")
+            }
+        }
+        #expect(erasedBetween > 0, "some slot ran two iPad units, so something was erased")
+
+        // What the docs tell a person to run to find a run's leftover simulators finds none after the run.
+        let (listed2, listOut, _) = await LocalTransport(slots: 1).capture(Command(
+            executable: Self.replay + "/bin/xcrun", arguments: ["simctl", "list", "devices"],
+            environment: ["FANOUT_REPLAY_STATE": state]), timeout: 60)
+        #expect(listed2 == .exited(0) && String(decoding: listOut, as: UTF8.self) == "== Devices ==\n")
 
         // The JUnit report names each device's destination.
         let junit = try String(contentsOfFile: dir.file("r/junit.xml"), encoding: .utf8)
@@ -124,8 +162,10 @@ import Glibc
         for destination in report.destinations {
             let foo = try #require(report.results.first { $0.destination == destination && $0.id.name == "testFoo" })
             let files = foo.attempts.last?.attachments ?? []
-            #expect(files.count == 2 && files.allSatisfy { $0.hasPrefix("attachments/\(destination)/") }, "\(files)")
+            // The test also kept a screenshot not associated with its failure: `--only-failures` leaves it out.
+            #expect(files.count == 2 && files.allSatisfy { $0.hasPrefix("attachments/\(destination)/") }, "only failures' attachments: \(files)")
             #expect(Set(files).count == 2, "two screenshots of one name are both kept: \(files)")
+            #expect(!files.contains { $0.contains("Kept") }, "an attachment not associated with the failure came back: \(files)")
             for file in files {
                 let png = try Data(contentsOf: URL(fileURLWithPath: dir.file("r/" + file)))
                 #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG, byte for byte")
@@ -133,7 +173,11 @@ import Glibc
             }
             let passed = try #require(report.results.first { $0.destination == destination && $0.id.name == "testExample" })
             #expect(passed.attempts.last?.attachments == nil, "only failures' attachments come back")
+            let launch = try #require(report.results.first { $0.destination == destination && $0.id.name == "testLaunch" })
+            #expect(launch.attempts.last?.attachments == nil, "the recorded launch screenshot belongs to a passed test")
         }
+        let exports = try Self.invocations(state).filter { $0["action"] as? String == "export-attachments" }
+        #expect(!exports.isEmpty && exports.allSatisfy { $0["only_failures"] as? Bool == true }, "\(exports)")
         let html = try String(contentsOfFile: dir.file("r/report.html"), encoding: .utf8)
         #expect(html.contains("<img src=\"attachments/iphone-17-pro/"))
     }

@@ -960,11 +960,14 @@ extension FuzzShard {
         var started: Set<TestID> = []
         var ended: [TestID: TestStatus] = [:]
         var failing: Set<TestID> = []
+        var reasonless: Set<TestID> = [] // skipped by the console without a reason
         for event in base {
             switch event {
             case .started(let id): started.insert(id)
             case .issue(let id, let issue) where issue.isFailure: failing.insert(id)
-            case .ended(let id, let status, _, _): ended[id] = status
+            case .ended(let id, let status, _, let reason):
+                ended[id] = status
+                if status == .skipped, reason == nil { reasonless.insert(id) } else { reasonless.remove(id) }
             default: break
             }
         }
@@ -979,9 +982,11 @@ extension FuzzShard {
                 if phase[id] == 2 { problem = "the bundle gave an issue of \(id) after its end" }
                 if failing.contains(id) { problem = "the bundle repeated the console's issues of \(id)" }
                 phase[id] = 1
-            case .ended(let id, let status, _, _):
+            case .ended(let id, let status, _, let reason):
                 if phase[id] == 2 { problem = "the bundle ended \(id) twice" }
-                if ended[id] == status { problem = "the bundle ended \(id) as the console did (\(status))" }
+                // Only a skip the console gave no reason for may be ended again, to add the bundle's reason.
+                let addsReason = status == .skipped && reason != nil && reasonless.contains(id)
+                if ended[id] == status, !addsReason { problem = "the bundle ended \(id) as the console did (\(status))" }
                 phase[id] = 2
             case .measured, .suiteEnded:
                 problem = "the bundle gave \(event)"

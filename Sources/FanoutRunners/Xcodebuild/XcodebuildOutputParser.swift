@@ -26,6 +26,9 @@ public struct XcodebuildOutputParser: OutputParser {
     private var ended: [TestID: TestStatus] = [:]
     private var withIssues: Set<TestID> = []
     private var started: Set<TestID> = []
+    /// Tests the console said were skipped without saying why (Xcode prints the reason on a line of its own, which
+    /// real logs do not always hold): the bundle's reason is taken.
+    private var skippedWithoutReason: Set<TestID> = []
     /// Issues waiting for their test's end line.
     private var held: [TestEvent] = []
     /// The lines for the unit's log since the last `takeLog()`: everything but the result bundle and attachments,
@@ -161,9 +164,10 @@ public struct XcodebuildOutputParser: OutputParser {
             case .issue:
                 held.append(event)
                 continue
-            case .ended(let id, let status, _, _):
+            case .ended(let id, let status, _, let reason):
                 release(into: &out, passed: status == .passed ? id : nil)
                 ended[id] = status
+                if status == .skipped, reason == nil { skippedWithoutReason.insert(id) } else { skippedWithoutReason.remove(id) }
             default:
                 release(into: &out, passed: nil)
                 if case .started(let id) = event { started.insert(id) }
@@ -183,7 +187,8 @@ public struct XcodebuildOutputParser: OutputParser {
         held = []
     }
 
-    /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise.
+    /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise, or skipped without a
+    /// reason the bundle has.
     private mutating func reconcile(_ results: [XCResultTests.Result]) -> [TestEvent] {
         var byName: [String: XCResultTests.Result] = [:]
         var bySuite: [String: XCResultTests.Result] = [:]
@@ -199,7 +204,8 @@ public struct XcodebuildOutputParser: OutputParser {
             let key = "\(id.suite.module)/\(id.suite.name)/\(id.name)"
             let short = "\(id.suite.name)/\(id.name)"
             guard let r = byName[key] ?? byName[key + "()"] ?? bySuite[short] ?? bySuite[short + "()"] else { continue }
-            if ended[id] == r.status { continue }
+            let reasonOnlyInBundle = r.status == .skipped && r.skipReason != nil && skippedWithoutReason.contains(id)
+            if ended[id] == r.status, !reasonOnlyInBundle { continue }
             // A start only for a test the console never reported: a clone's line ends a test it never started.
             if !started.contains(id), ended[id] == nil { events.append(.started(id)) }
             if !withIssues.contains(id) {

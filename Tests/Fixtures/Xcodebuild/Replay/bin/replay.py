@@ -9,13 +9,20 @@ real Mac would refuse: an .xctestrun whose __TESTROOT__ paths are missing, a des
 simulator, and two xcodebuilds on one simulator at once (slots must never share one). Every invocation is logged in
 the state folder (invocations.jsonl) so tests can check what ran where.
 """
-import fcntl, json, os, plistlib, sys, time, uuid
+import fcntl, json, os, plistlib, re, sys, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.dirname(os.path.dirname(HERE))
 RECORDINGS = ["xcresulttool-test-results-tests-failures-xcode26.json",
               "xcresulttool-test-results-tests-ui-and-unit-xcode26.json"]
 METRICS = "xcresulttool-test-results-metrics-xcode26.json"
+ACTIVITIES = "xcresulttool-test-results-activities-testLaunch-xcode26.json"
+# Lines copied byte for byte from real captures (see SOURCES.md): the harness prints them with only the test's
+# identity (`-[Target.Class method]`) replaced, or, for simctl, the names, UDIDs and states it keeps.
+SKIP_CAPTURE = ("xcbeautify-TestLog.txt", "]' skipped (")
+MEASURED_CAPTURE = ("xcodebuild-measured-line-xcpretty.txt", "' measured [Time, seconds] ")
+SIMCTL_LIST_CAPTURE = "simctl-list-devices-xcode15.txt"
+IDENTITY = re.compile(r"-\[[^\]\s]+ [^\]\s]+\]")
 
 
 def fail(message, code=70):
@@ -83,6 +90,41 @@ def method_name(case):
     return name[:-2] if name.endswith("()") else name
 
 
-def metrics():
+WALL_CLOCK = "com.apple.XCTPerformanceMetric_WallClockTime"
+
+
+def recorded_metric_ids(test_identifier):
+    """The identifiers of the metrics the recorded run measured for `Class/method()`."""
     with open(os.path.join(FIXTURES, METRICS)) as f:
-        return {m["testIdentifier"]: m for m in json.load(f)}
+        return {m["identifier"] for t in json.load(f) if t["testIdentifier"] == test_identifier
+                for run in t["testRuns"] for m in run["metrics"]}
+
+
+def captured_line(capture, name):
+    """The first line of a capture that holds `marker`, with its test identity replaced by `name`."""
+    path, marker = capture
+    with open(os.path.join(FIXTURES, path), encoding="utf-8") as f:
+        line = next(l for l in f if marker in l)
+    return IDENTITY.sub(lambda _: name, line.rstrip("\n"), count=1)
+
+
+def captured_simctl_list():
+    """The three line shapes of a real `simctl list devices` (header, runtime section, device)."""
+    with open(os.path.join(FIXTURES, SIMCTL_LIST_CAPTURE), encoding="utf-8") as f:
+        header, section, device = f.read().split("\n")[:3]
+    return header, section, device
+
+
+def recorded_attachments():
+    """{test identifier: [attachment]} of the recorded `get test-results activities` (the first run of each test):
+    real names, UUIDs and times of attachments the recorded tests added."""
+    with open(os.path.join(FIXTURES, ACTIVITIES)) as f:
+        root = json.load(f)
+    found = []
+
+    def walk(activities):
+        for a in activities:
+            found.extend(a.get("attachments", []))
+            walk(a.get("childActivities", []))
+    walk(root["testRuns"][0]["activities"])
+    return {root["testIdentifier"]: found}
