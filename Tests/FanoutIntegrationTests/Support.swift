@@ -123,3 +123,29 @@ func runCLI(_ args: [String], cwd: String? = nil) async throws -> (Int32, String
     let code: Int32 = if case .exited(let c) = ending { c } else { -1 }
     return (code, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }
+
+/// This machine's processes, read from /proc.
+enum ProcessTable {
+    /// Children of `parent` whose command line holds every one of `parts` (read from /proc).
+    static func children(of parent: pid_t, with parts: [String]) -> [pid_t] {
+        let entries: [String] = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        var found: [pid_t] = []
+        for name in entries {
+            guard let pid = pid_t(name), Self.parent(of: name) == parent,
+                  let data = FileManager.default.contents(atPath: "/proc/" + name + "/cmdline") else { continue }
+            let bytes: [UInt8] = data.map { (b: UInt8) -> UInt8 in b == 0 ? 32 : b }
+            let line = String(decoding: bytes, as: UTF8.self)
+            if parts.allSatisfy({ (part: String) -> Bool in line.contains(part) }) { found.append(pid) }
+        }
+        return found
+    }
+
+    /// The parent's pid from /proc/PID/stat: `pid (comm) state ppid …` (comm may hold spaces and parentheses).
+    static func parent(of name: String) -> pid_t? {
+        guard let stat = try? String(contentsOfFile: "/proc/" + name + "/stat", encoding: .utf8),
+              let paren = stat.lastIndex(of: ")") else { return nil }
+        let fields: [Substring] = stat[stat.index(after: paren)...].split(separator: " ")
+        guard fields.count > 1 else { return nil }
+        return pid_t(String(fields[1]))
+    }
+}
