@@ -114,11 +114,30 @@ func siblingExecutable(_ name: String) throws -> String {
     return fallback
 }
 
-/// Runs the CLI and returns its exit code and output.
-func runCLI(_ args: [String], cwd: String? = nil) async throws -> (Int32, String, String) {
+/// A report.json as JSON objects.
+func jsonReport(_ path: String) throws -> [String: Any] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+}
+
+/// Every result of a report.json as `destination Module.Class/test`.
+func testIDs(_ report: [String: Any]) -> [String] {
+    ((report["results"] as? [[String: Any]]) ?? []).compactMap { r in
+        guard let id = r["id"] as? [String: Any], let suite = id["suite"] as? [String: Any],
+              let module = suite["module"] as? String, let name = suite["name"] as? String,
+              let test = id["name"] as? String, let destination = r["destination"] as? String else { return nil }
+        return "\(destination) \(module).\(name)/\(test)"
+    }
+}
+
+/// Runs the CLI (with `env` added to this process's environment) and returns its exit code and output.
+func runCLI(_ args: [String], cwd: String? = nil, env: [String: String] = [:]) async throws -> (Int32, String, String) {
     let exe = try fanoutExecutable()
-    var command = Command(executable: exe, arguments: args)
-    if let cwd { command = Command(executable: "/bin/sh", arguments: ["-c", "cd \(ShellQuote.quote(cwd)) && exec \(ShellQuote.join([exe] + args))"]) }
+    var command = Command(executable: exe, arguments: args, environment: env)
+    if let cwd {
+        command = Command(executable: "/bin/sh", arguments: ["-c", "cd \(ShellQuote.quote(cwd)) && exec \(ShellQuote.join([exe] + args))"],
+                          environment: env)
+    }
     let (ending, out, err) = await LocalTransport(slots: 1).capture(command, timeout: 300)
     let code: Int32 = if case .exited(let c) = ending { c } else { -1 }
     return (code, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
