@@ -134,7 +134,8 @@ import Testing
             let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") }.joined(separator: "\n")
             for flag in (line.text + " " + line.comment).split(separator: " ").map(String.init) where flag.hasPrefix("--") {
                 let name = flag.trimmingCharacters(in: CharacterSet(charactersIn: ":,.;`"))
-                #expect(code.contains(name), "\(script) reads \(name) (README: \(line))")
+                let read = code.contains(name)
+                #expect(read, "\(script) reads \(name) (README: \(line))")
             }
             if text.contains("--help)") || text.contains("--help |") {
                 let (code, out) = try await sh(line.text + " --help", in: dir.path)
