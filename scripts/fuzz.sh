@@ -14,6 +14,8 @@
 #                                            # xctest-fragment, testing-records, mutated-capture, xctest-stream,
 #                                            # testing-stream, listing)
 #
+# Each exact oracle (well-formed streams, the line splitter, generated bundles, lists and .xctestrun files) must run
+# its share of the inputs, or the run fails: a generator change cannot silently switch a check off.
 # A failure names its shard and input, shows the bytes, and prints the command that replays it. Inputs run in shards
 # of 20,000, each seeded from the run's seed and its number, so a shard replays alone and a run does not depend on
 # how the shards were scheduled. The debug build runs ~55,000 inputs a second on 2 cores (50,000,000 in ~15 min).

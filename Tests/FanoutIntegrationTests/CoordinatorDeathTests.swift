@@ -227,29 +227,6 @@ extension CoordinatorDeathTests {
 
 /// The same on local slots: the test processes are the coordinator's children, in process groups of their own.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct LocalCoordinatorDeathTests {
-    /// Children of `parent` whose command line holds every one of `parts` (read from /proc).
-    func children(of parent: pid_t, with parts: [String]) -> [pid_t] {
-        let entries: [String] = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        var found: [pid_t] = []
-        for name in entries {
-            guard let pid = pid_t(name), Self.parent(of: name) == parent,
-                  let data = FileManager.default.contents(atPath: "/proc/" + name + "/cmdline") else { continue }
-            let bytes: [UInt8] = data.map { (b: UInt8) -> UInt8 in b == 0 ? 32 : b }
-            let line = String(decoding: bytes, as: UTF8.self)
-            if parts.allSatisfy({ (part: String) -> Bool in line.contains(part) }) { found.append(pid) }
-        }
-        return found
-    }
-
-    /// The parent's pid from /proc/PID/stat: `pid (comm) state ppid …` (comm may hold spaces and parentheses).
-    static func parent(of name: String) -> pid_t? {
-        guard let stat = try? String(contentsOfFile: "/proc/" + name + "/stat", encoding: .utf8),
-              let paren = stat.lastIndex(of: ")") else { return nil }
-        let fields: [Substring] = stat[stat.index(after: paren)...].split(separator: " ")
-        guard fields.count > 1 else { return nil }
-        return pid_t(String(fields[1]))
-    }
-
     func alive(_ pid: pid_t) -> Bool { FileManager.default.fileExists(atPath: "/proc/\(pid)/cmdline") && kill(pid, 0) == 0 }
 
     @Test func aSigkilledCoordinatorTakesItsLocalTestProcessesWithIt() async throws {
@@ -262,10 +239,10 @@ extension CoordinatorDeathTests {
         // The hanging test's process: a child of this coordinator running the class.
         let marker = [bundle, "SessionTimeoutTests"]
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, p.isRunning, children(of: p.processIdentifier, with: marker).isEmpty {
+        while Date() < deadline, p.isRunning, ProcessTable.children(of: p.processIdentifier, with: marker).isEmpty {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let running = children(of: p.processIdentifier, with: marker)
+        let running = ProcessTable.children(of: p.processIdentifier, with: marker)
         #expect(running.count == 1, "the hanging test never started: \(running)")
         try await Task.sleep(for: .milliseconds(500))
         await sigkill(p)

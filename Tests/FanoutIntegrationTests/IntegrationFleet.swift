@@ -85,11 +85,16 @@ actor IntegrationFleet {
 
     /// Processes of the agent user that belong to this fleet, as seen ON the agent (over SSH).
     static func processesOnAgent(_ spec: SSHAgentSpec, settings: SSHSettings) async throws -> [String] {
+        // Our own ps and grep would match themselves: filter them out by their pid's parent (this shell).
+        let out = try await shell(on: spec, settings: settings, "ps -u \(spec.user) -o pid=,ppid=,args= | awk -v me=$$ '$2 != me && $1 != me' | grep -F -- \(ShellQuote.quote(spec.workdir)) || true")
+        return out.split(separator: "\n").map(String.init)
+    }
+
+    /// The standard output of a shell line run ON the agent (over SSH).
+    static func shell(on spec: SSHAgentSpec, settings: SSHSettings, _ line: String) async throws -> String {
         let transport = SSHTransport(spec: spec, settings: settings, archives: nil)
         let c = try await transport.connection()
         defer { Task { await c.close() } }
-        // Our own ps and grep would match themselves: filter them out by their pid's parent (this shell).
-        let r = try await c.run("ps -u \(spec.user) -o pid=,ppid=,args= | awk -v me=$$ '$2 != me && $1 != me' | grep -F -- \(ShellQuote.quote(spec.workdir)) || true", timeout: 30)
-        return r.stdoutText.split(separator: "\n").map(String.init)
+        return try await c.run(line, timeout: 30).stdoutText
     }
 }

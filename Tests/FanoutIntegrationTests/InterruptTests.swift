@@ -7,9 +7,20 @@ import Testing
 
 /// The `fanout` process itself, interrupted with real signals mid-run.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct InterruptTests {
-    /// Starts `fanout run …`, waits until a unit has started, sends `signals` (one every 0.3 s), and returns the
-    /// exit code and everything printed.
-    func interrupt(_ args: [String], with signals: [Int32], cwd: String) async throws -> (Int32, String) {
+    /// What an interrupted run did: its exit code, everything it printed, and the seconds from the last signal to
+    /// its exit.
+    struct Interrupted {
+        var code: Int32
+        var output: String
+        var secondsToExit: Double
+    }
+
+    /// Starts `fanout run …`, waits until one of its units' test processes runs (`unitRuns`, asked with the
+    /// coordinator's pid), sends `signals` (each after the one before was acknowledged), and waits for the exit.
+    /// Every wait has a deadline, and a run in which no unit ever started fails: signals sent before any test
+    /// process runs would test nothing of what they claim.
+    func interrupt(_ args: [String], with signals: [Int32], cwd: String,
+                   unitRuns: @escaping (pid_t) async throws -> Bool) async throws -> Interrupted {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
         p.arguments = ["run"] + args
@@ -20,19 +31,59 @@ import Testing
         let output = OutputBox()
         pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
         try p.run()
-        let deadline = Date().addingTimeInterval(120)
-        while !output.text.contains("started on"), p.isRunning, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        func stop(_ why: String) async -> TestFailure {
+            kill(p.processIdentifier, SIGKILL)
+            await waitForExit(of: p, within: 30)
+            pipe.fileHandleForReading.readabilityHandler = nil
+            return TestFailure("\(why)\n\(output.text)")
         }
-        try await Task.sleep(for: .milliseconds(800))
-        for s in signals {
+        // The coordinator's word that it dispatched a unit, then the unit's own test process, running.
+        guard try await waitUntil(seconds: 120, while: p.isRunning, { output.text.contains("started on") }) else {
+            throw await stop("no unit started within 120 s (exit \(p.isRunning ? "none yet" : "\(p.terminationStatus)"))")
+        }
+        guard try await waitUntil(seconds: 60, while: p.isRunning, { try await unitRuns(p.processIdentifier) }) else {
+            throw await stop("a unit was dispatched but no test process of it ran within 60 s")
+        }
+        var lastSignal = ContinuousClock.now
+        for (i, s) in signals.enumerated() {
+            // The next signal once the coordinator has said it took the one before (its interrupt notice).
+            if i > 0, !(try await waitUntil(seconds: 30, while: p.isRunning, { output.text.contains("again to quit at once") })) {
+                break
+            }
             kill(p.processIdentifier, s)
-            try await Task.sleep(for: .milliseconds(300))
+            lastSignal = .now
         }
-        await withCheckedContinuation { c in DispatchQueue.global().async { p.waitUntilExit(); c.resume() } }
+        guard await waitForExit(of: p, within: 120) else { throw await stop("fanout did not exit within 120 s of its signals") }
+        let seconds = (ContinuousClock.now - lastSignal).seconds
         pipe.fileHandleForReading.readabilityHandler = nil
         output.append(pipe.fileHandleForReading.readDataToEndOfFile())
-        return (p.terminationStatus, output.text)
+        return Interrupted(code: p.terminationStatus, output: output.text, secondsToExit: seconds)
+    }
+
+    /// Polls `condition` every 50 ms for at most `seconds` while `alive` holds; whether it came true.
+    func waitUntil(seconds: Double, while alive: @autoclosure () -> Bool,
+                   _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline, alive() {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
+    }
+
+    /// Waits at most `seconds` for `p` to exit; whether it did.
+    @discardableResult
+    func waitForExit(of p: Process, within seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while p.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        guard !p.isRunning else { return false }
+        p.waitUntilExit() // reaped already: returns at once, and makes terminationStatus safe to read
+        return true
+    }
+
+    /// A local unit runs: a child of the coordinator runs the demo bundle.
+    func localUnitRuns(_ bundle: String) -> (pid_t) async throws -> Bool {
+        { !ProcessTable.children(of: $0, with: [bundle]).isEmpty }
     }
 
     func hangingConfig(_ dir: TempDir, fleet: String? = nil) throws -> String {
@@ -59,11 +110,11 @@ import Testing
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         let config = try hangingConfig(dir)
-        let (code, out) = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|GCDTests",
-                                               "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite"), "--slots", "1"],
-                                              with: [SIGINT], cwd: dir.path)
-        #expect(code == 130, "\(out)")
-        #expect(out.contains("interrupted"))
+        let run = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|GCDTests",
+                                       "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite"), "--slots", "1"],
+                                      with: [SIGINT], cwd: dir.path, unitRuns: localUnitRuns(bundle))
+        #expect(run.code == 130, "\(run.output)")
+        #expect(run.output.contains("interrupted"))
         let r = try report(dir)
         #expect(r.interrupted)
         #expect(r.exitCode == 130)
@@ -75,38 +126,51 @@ import Testing
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         let config = try hangingConfig(dir)
-        let (code, _) = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests",
-                                             "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
-                                            with: [SIGTERM], cwd: dir.path)
-        #expect(code == 143)
+        let run = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests",
+                                       "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
+                                      with: [SIGTERM], cwd: dir.path, unitRuns: localUnitRuns(bundle))
+        #expect(run.code == 143, "\(run.output)")
         #expect(try report(dir).interrupted)
         #expect(try report(dir).exitCode == 143)
     }
 
-    /// Interrupts a run on the fleet with `signals` and checks, on every agent, that nothing of ours is left.
-    func interruptOnTheFleet(with signals: [Int32]) async throws -> TempDir {
+    /// Interrupts a run on the fleet with `signals` once a test process runs on an agent, and checks, on every
+    /// agent, that nothing of ours is left.
+    func interruptOnTheFleet(with signals: [Int32]) async throws -> (TempDir, Interrupted) {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         let fleet = try await IntegrationFleet.interrupt.settings()
         let config = try hangingConfig(dir, fleet: IntegrationFleet.interrupt.directory + "/fleet.yml")
-        let (code, out) = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|DatabaseMigration",
-                                               "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
-                                              with: signals, cwd: dir.path)
-        #expect(code == 130, "\(out)")
+        // A unit runs on an agent: a process of the agent user runs the deployed bundle (not just the lease's watchdog).
+        let unitRuns: (pid_t) async throws -> Bool = { _ in
+            for spec in fleet.agents where try await IntegrationFleet.processesOnAgent(spec, settings: fleet.ssh)
+                .contains(where: { $0.contains(".xctest") }) {
+                return true
+            }
+            return false
+        }
+        let run = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|DatabaseMigration",
+                                       "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")],
+                                      with: signals, cwd: dir.path, unitRuns: unitRuns)
+        #expect(run.code == 130, "\(run.output)")
         for spec in fleet.agents {
             let left = try await IntegrationFleet.processesOnAgent(spec, settings: fleet.ssh)
             #expect(left.isEmpty, "\(spec.name): \(left)")
         }
-        return dir
+        return (dir, run)
     }
 
     @Test func sigintOnTheFleetLeavesNoProcessOnAnyAgent() async throws {
-        let dir = try await interruptOnTheFleet(with: [SIGINT])
+        let (dir, _) = try await interruptOnTheFleet(with: [SIGINT])
         #expect(try report(dir).interrupted)
     }
 
+    /// "At once" is a correctness bound, not a speed claim: the second Ctrl-C kills the remote units waiting at most
+    /// 2 s, so an exit 20 s later means it waited for something it must not (a machine may be loaded, never that much).
     @Test func aSecondSigintQuitsAtOnceButStillKillsWhatWasStarted() async throws {
-        _ = try await interruptOnTheFleet(with: [SIGINT, SIGINT])
+        let (_, run) = try await interruptOnTheFleet(with: [SIGINT, SIGINT])
+        #expect(run.output.contains("fanout: quit"), "the second SIGINT was taken as such: \(run.output)")
+        #expect(run.secondsToExit < 20, "exited \(run.secondsToExit) s after the second SIGINT")
     }
 }
 

@@ -5,20 +5,6 @@ import Testing
 
 /// `fanout run --shard I/N` as N CI jobs run it: the same split in every job, every test in exactly one shard.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct ShardTests {
-    func report(_ path: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
-    }
-
-    func ids(_ report: [String: Any]) -> [String] {
-        ((report["results"] as? [[String: Any]]) ?? []).compactMap { r in
-            guard let id = r["id"] as? [String: Any], let suite = id["suite"] as? [String: Any],
-                  let module = suite["module"] as? String, let name = suite["name"] as? String,
-                  let test = id["name"] as? String, let destination = r["destination"] as? String else { return nil }
-            return "\(destination) \(module).\(name)/\(test)"
-        }
-    }
-
     @Test func threeShardsRunEveryTestOfTheUnshardedRunExactlyOnce() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
@@ -29,7 +15,7 @@ import Testing
                       "--history", dir.file("h.sqlite"), "--slots", "2"]
         let (code, out, err) = try await runCLI(["run", "--no-record"] + common + ["--report-dir", dir.file("all")], cwd: dir.path)
         #expect(code == 0, "\(out)\(err)")
-        let all = ids(try report(dir.file("all/report.json")))
+        let all = testIDs(try jsonReport(dir.file("all/report.json")))
         #expect(all.count > 20)
 
         var seen: [String] = []
@@ -37,9 +23,9 @@ import Testing
             let (c, o, e) = try await runCLI(["run", "--no-record"] + common + ["--shard", "\(i)/3", "--report-dir", dir.file("s\(i)")],
                                              cwd: dir.path)
             #expect(c == 0, "shard \(i): \(o)\(e)")
-            let mine = ids(try report(dir.file("s\(i)/report.json")))
+            let mine = testIDs(try jsonReport(dir.file("s\(i)/report.json")))
             #expect(!mine.isEmpty, "shard \(i) ran something")
-            let shard = try report(dir.file("s\(i)/report.json"))["shard"] as? [String: Int]
+            let shard = try jsonReport(dir.file("s\(i)/report.json"))["shard"] as? [String: Int]
             #expect(shard == ["index": i, "count": 3], "the report says which shard it is")
             seen += mine
         }
@@ -50,7 +36,7 @@ import Testing
         let (mc, mo, me) = try await runCLI(["report", "merge", dir.file("s1"), dir.file("s2"), dir.file("s3/report.json"),
                                              "--out", dir.file("merged")])
         #expect(mc == 0, "\(mo)\(me)")
-        let merged = ids(try report(dir.file("merged/report.json")))
+        let merged = testIDs(try jsonReport(dir.file("merged/report.json")))
         #expect(merged.sorted() == all.sorted(), "the merged report holds the unsharded run's tests, each once")
         for file in ["junit.xml", "summary.md", "report.html"] {
             #expect(FileManager.default.fileExists(atPath: dir.file("merged/" + file)), "\(file)")

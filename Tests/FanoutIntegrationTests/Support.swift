@@ -114,12 +114,57 @@ func siblingExecutable(_ name: String) throws -> String {
     return fallback
 }
 
-/// Runs the CLI and returns its exit code and output.
-func runCLI(_ args: [String], cwd: String? = nil) async throws -> (Int32, String, String) {
+/// A report.json as JSON objects.
+func jsonReport(_ path: String) throws -> [String: Any] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+}
+
+/// Every result of a report.json as `destination Module.Class/test`.
+func testIDs(_ report: [String: Any]) -> [String] {
+    ((report["results"] as? [[String: Any]]) ?? []).compactMap { r in
+        guard let id = r["id"] as? [String: Any], let suite = id["suite"] as? [String: Any],
+              let module = suite["module"] as? String, let name = suite["name"] as? String,
+              let test = id["name"] as? String, let destination = r["destination"] as? String else { return nil }
+        return "\(destination) \(module).\(name)/\(test)"
+    }
+}
+
+/// Runs the CLI (with `env` added to this process's environment) and returns its exit code and output.
+func runCLI(_ args: [String], cwd: String? = nil, env: [String: String] = [:]) async throws -> (Int32, String, String) {
     let exe = try fanoutExecutable()
-    var command = Command(executable: exe, arguments: args)
-    if let cwd { command = Command(executable: "/bin/sh", arguments: ["-c", "cd \(ShellQuote.quote(cwd)) && exec \(ShellQuote.join([exe] + args))"]) }
+    var command = Command(executable: exe, arguments: args, environment: env)
+    if let cwd {
+        command = Command(executable: "/bin/sh", arguments: ["-c", "cd \(ShellQuote.quote(cwd)) && exec \(ShellQuote.join([exe] + args))"],
+                          environment: env)
+    }
     let (ending, out, err) = await LocalTransport(slots: 1).capture(command, timeout: 300)
     let code: Int32 = if case .exited(let c) = ending { c } else { -1 }
     return (code, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+}
+
+/// This machine's processes, read from /proc.
+enum ProcessTable {
+    /// Children of `parent` whose command line holds every one of `parts` (read from /proc).
+    static func children(of parent: pid_t, with parts: [String]) -> [pid_t] {
+        let entries: [String] = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        var found: [pid_t] = []
+        for name in entries {
+            guard let pid = pid_t(name), Self.parent(of: name) == parent,
+                  let data = FileManager.default.contents(atPath: "/proc/" + name + "/cmdline") else { continue }
+            let bytes: [UInt8] = data.map { (b: UInt8) -> UInt8 in b == 0 ? 32 : b }
+            let line = String(decoding: bytes, as: UTF8.self)
+            if parts.allSatisfy({ (part: String) -> Bool in line.contains(part) }) { found.append(pid) }
+        }
+        return found
+    }
+
+    /// The parent's pid from /proc/PID/stat: `pid (comm) state ppid …` (comm may hold spaces and parentheses).
+    static func parent(of name: String) -> pid_t? {
+        guard let stat = try? String(contentsOfFile: "/proc/" + name + "/stat", encoding: .utf8),
+              let paren = stat.lastIndex(of: ")") else { return nil }
+        let fields: [Substring] = stat[stat.index(after: paren)...].split(separator: " ")
+        guard fields.count > 1 else { return nil }
+        return pid_t(String(fields[1]))
+    }
 }

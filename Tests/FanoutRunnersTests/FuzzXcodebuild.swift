@@ -701,7 +701,7 @@ extension FuzzShard {
             if let expected, results != expected {
                 fail(.xcresult, "the bundle gave other results than it holds\n  got:      \(results)\n  expected: \(expected)", FuzzInput(target: .swiftTesting, stdout: bytes))
             }
-            if expected != nil { result.oracleChecks += 1 }
+            if expected != nil { result.ran(.resultBundle) }
             for r in results {
                 var problem: String?
                 if r.name.isEmpty { problem = "a test without a name" }
@@ -786,7 +786,7 @@ extension FuzzShard {
             if expectThrow {
                 fail(.xcodeListing, "a list with only errors was read as \(suites)", FuzzInput(target: .swiftTesting, stdout: bytes))
             } else if let expected {
-                result.oracleChecks += 1
+                result.ran(.testList)
                 if suites != expected {
                     fail(.xcodeListing, "test list gave other suites than it holds\n  got:      \(suites)\n  expected: \(expected)",
                          FuzzInput(target: .swiftTesting, stdout: bytes))
@@ -876,7 +876,7 @@ extension FuzzShard {
                 fail(.xcodeListing, "relocating twice changed the file again", input)
             }
             if let original {
-                result.oracleChecks += 1
+                result.ran(.relocatedTestRun)
                 let back = try? XCTestRunFile.parse(moved)
                 if back != original {
                     fail(.xcodeListing, "relocated file reads otherwise\n  got:      \(String(describing: back))\n  expected: \(original)", input)
