@@ -223,8 +223,12 @@ struct Spread: Sendable {
         runs > 1 ? "\(format(median))\(unit) (\(format(min))–\(format(max))\(unit))" : "\(format(median))\(unit), 1 run"
     }
 
-    /// For a ratio "other / Fanout": faster when every run is above 1, slower when every run is below, else even.
-    var verdict: String { min > 1 ? "faster" : max < 1 ? "slower" : "even" }
+    /// For a ratio "other / Fanout": faster when every run is above 1, slower when every run is below, else even;
+    /// judged at the two decimals shown (a lead that rounds to 1.00 is no lead).
+    var verdict: String {
+        func shown(_ x: Double) -> Double { (x * 100).rounded() / 100 }
+        return shown(min) > 1 ? "faster" : shown(max) < 1 ? "slower" : "even"
+    }
 }
 
 extension CaseResult {
