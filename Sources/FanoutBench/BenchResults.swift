@@ -31,6 +31,9 @@ struct CaseResult: Codable, Sendable {
     /// bound where both are known. The row shows the median run; these give its min–max range.
     var runWalls: [Double]? = nil
     var runRatios: [Double]? = nil
+    /// CPU seconds (user + system) of the command and everything it started and waited for (`/usr/bin/time`): the
+    /// test processes, their starts, and the runner's own work. Nil when not measured.
+    var cpuSeconds: Double? = nil
 
     /// Every asked-for test passed and the command exited 0: only such a row is a speed figure.
     var complete: Bool { testsPassed == testsExpected && (exitCode ?? 0) == 0 }

@@ -37,6 +37,13 @@ enum MarkdownReport {
                     + "\(testsCell(c)) | \(ratio) |\n"
             }
         }
+        let measured = r.cases.filter { $0.cpuSeconds != nil }
+        if !measured.isEmpty {
+            s += "\nCPU (user + system, `/usr/bin/time`: the command and every process it started, test processes and "
+                + "their starts included), of the median run: "
+                + measured.map { "\($0.label) \(f1($0.cpuSeconds ?? 0)) s in \($0.processes.map { "\($0) processes" } ?? "?")" }
+                    .joined(separator: "; ") + ".\n"
+        }
         let notes = r.cases.compactMap { c in c.note.map { "- \(c.label) (\(c.fleet)): \(String($0.prefix(300)))" } }
         if !notes.isEmpty { s += "\nNotes:\n" + notes.joined(separator: "\n") + "\n" }
         return s

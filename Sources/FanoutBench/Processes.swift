@@ -62,6 +62,22 @@ enum Processes {
                              stderr: String(decoding: err, as: UTF8.self), started: start, ended: end)
     }
 
+    /// `run`, and the CPU seconds (user + system) of the process and every descendant it waited for, from
+    /// `/usr/bin/time` when it is installed (nil without it).
+    static func runMeasuringCPU(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                                timeout: Double? = nil) async -> (ProcessResult, cpu: Double?) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
+            return (await run(executable, arguments, environment: environment, timeout: timeout), nil)
+        }
+        let file = NSTemporaryDirectory() + "fanout-bench-time-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = await run("/usr/bin/time", ["-f", "%U %S", "-o", file, resolve(executable)] + arguments,
+                          environment: environment, timeout: timeout)
+        let last = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").last ?? ""
+        let parts = last.split(separator: " ").compactMap { Double($0) }
+        return (r, parts.count == 2 ? parts[0] + parts[1] : nil)
+    }
+
     /// Like `run`, but a failure is an error that shows the command and its last lines of output.
     @discardableResult
     static func check(_ executable: String, _ arguments: [String], environment: [String: String] = [:],

@@ -244,18 +244,28 @@ struct SuiteBench {
 
     func fanoutRun(bin: String?, package: String? = nil, history: String, reportDir: String, extra: [String]) async
         -> (ProcessResult, FanoutReportFile?) {
+        let (r, report, _) = await fanoutRunMeasured(bin: bin, package: package, history: history, reportDir: reportDir,
+                                                     extra: extra)
+        return (r, report)
+    }
+
+    /// `fanoutRun`, and the CPU seconds of the whole command (fanout and every test process it started).
+    func fanoutRunMeasured(bin: String?, package: String? = nil, history: String, reportDir: String, extra: [String]) async
+        -> (ProcessResult, FanoutReportFile?, Double?) {
         try? FileManager.default.removeItem(atPath: reportDir)
         let product = bin.map { ["--bundle", $0] } ?? ["--package", package ?? "."]
-        let r = await Processes.run(fanout, ["run"] + product + ["--history", history, "--report-dir", reportDir] + extra,
-                                    environment: ["NO_COLOR": "1"], timeout: 900)
+        let (r, cpu) = await Processes.runMeasuringCPU(
+            fanout, ["run"] + product + ["--history", history, "--report-dir", reportDir] + extra,
+            environment: ["NO_COLOR": "1"], timeout: 900)
         try? (r.stdout + r.stderr).write(toFile: reportDir + ".log", atomically: true, encoding: .utf8)
-        return (r, try? FanoutReportFile.read(reportDir + "/report.json"))
+        return (r, try? FanoutReportFile.read(reportDir + "/report.json"), cpu)
     }
 
     func fanoutCase(bin: String?, package: String? = nil, history: String, reportDir: String, fleet: String,
                     extra: [String], expected: Int, strategy: String = "fanout",
                     label: String = "Fanout (planner, warm history)") async -> CaseResult {
-        let (r, report) = await fanoutRun(bin: bin, package: package, history: history, reportDir: reportDir, extra: extra)
+        let (r, report, cpu) = await fanoutRunMeasured(bin: bin, package: package, history: history, reportDir: reportDir,
+                                                       extra: extra)
         var note: String? = r.succeeded ? nil : "fanout ended with \(r.ending)"
         if let report, !report.warnings.isEmpty { note = (note.map { $0 + "; " } ?? "") + report.warnings.joined(separator: "; ") }
         if shape == .mixed, let report {
@@ -271,7 +281,7 @@ struct SuiteBench {
                           slots: report?.plan.slots ?? slots, wall: r.seconds, makespan: report?.timing.makespan,
                           testTime: report?.testTime, testsPassed: report?.passed ?? 0, testsExpected: expected,
                           processes: report?.units.count, note: note, exitCode: r.exitCode,
-                          lowerBound: report?.timing.lowerBound, boundBy: report?.timing.boundBy)
+                          lowerBound: report?.timing.lowerBound, boundBy: report?.timing.boundBy, cpuSeconds: cpu)
     }
 
     // MARK: - Static shards
@@ -321,9 +331,9 @@ struct SuiteBench {
     func swiftTestParallel(package: String, work: String, expected: Int, build: Bool) async -> CaseResult {
         let xunit = "\(work)/swift-test-parallel\(build ? "-build" : "").xml"
         try? FileManager.default.removeItem(atPath: xunit)
-        let r = await Processes.run("swift", ["test", "--package-path", package] + (build ? [] : ["--skip-build"])
-                                        + ["--parallel", "--num-workers", String(slots), "--xunit-output", xunit],
-                                    timeout: 1800)
+        let (r, cpu) = await Processes.runMeasuringCPU(
+            "swift", ["test", "--package-path", package] + (build ? [] : ["--skip-build"])
+                + ["--parallel", "--num-workers", String(slots), "--xunit-output", xunit], timeout: 1800)
         let xml = (try? String(contentsOfFile: xunit, encoding: .utf8)) ?? ""
         let testcases = xml.components(separatedBy: "<testcase").count - 1
         let failures = xml.components(separatedBy: "<failure").count - 1
@@ -333,7 +343,7 @@ struct SuiteBench {
                           fleet: "local", slots: slots, wall: r.seconds, makespan: nil, testTime: nil,
                           testsPassed: max(0, testcases - failures), testsExpected: expected,
                           processes: testcases, note: r.succeeded ? nil : "ended with \(r.ending): \(r.tail)",
-                          exitCode: r.exitCode)
+                          exitCode: r.exitCode, cpuSeconds: cpu)
     }
 
     /// Shuffles the recorded class times between classes, and test times between tests (seeded), so every estimate
