@@ -69,13 +69,13 @@ import Testing
 
         // Rounds: 20/10 = 2.00, 21/20 = 1.05, 19/20 = 0.95.
         let mixed = try await document(fanoutWalls: [10, 20, 20], swiftWalls: [20, 21, 19])
-        #expect(mixed.contains("1.05× (0.95–2.00), even"), "\(mixed)")
+        #expect(mixed.contains("1.05× (0.95–2.00×), even"), "\(mixed)")
         let mixedGoal = try #require(goalRow(mixed))
         #expect(mixedGoal.hasSuffix("| **no** |"), "\(mixedGoal)")
 
         let ahead = try await document(fanoutWalls: [10, 10, 10], swiftWalls: [20, 21, 19])
-        #expect(ahead.contains("2.00× (1.90–2.10), faster"), "\(ahead)")
-        #expect((goalRow(ahead) ?? "").contains("lognormal 2.00× (1.90–2.10)"), "\(goalRow(ahead) ?? "")")
+        #expect(ahead.contains("2.00× (1.90–2.10×), faster"), "\(ahead)")
+        #expect((goalRow(ahead) ?? "").contains("lognormal 2.00× (1.90–2.10×)"), "\(goalRow(ahead) ?? "")")
     }
 }
 

@@ -49,8 +49,12 @@ import Testing
         #expect(report.classes.count >= 5 && report.classes.allSatisfy { $0.estimateSource.hasPrefix("no history") })
         let migration = try #require(report.classes.first { $0.suite.name == "DatabaseMigrationTests" }?.actual)
         // Recomputed here from the report's own per-test durations and CPU time: max(total / slots, longest test,
-        // CPU seconds / cores).
-        let durations = report.results.flatMap { $0.attempts.map(\.duration) }
+        // CPU seconds / cores), each test's time as it would have been with a core to itself (8 slots share the
+        // machine's cores).
+        let sharing = MeasuredLowerBound.sharing(of: report.agents)
+        let durations = report.results.flatMap { r in
+            r.attempts.map { MeasuredLowerBound.uncontended(duration: $0.duration, cpu: $0.cpuSeconds, sharing: sharing[$0.agent] ?? 1) }
+        }
         #expect(durations.count == report.results.count && durations.count >= 20)
         let cpuTerm = report.timing.cpuSeconds.flatMap { cpu in report.timing.cores.map { cpu / Double($0) } } ?? 0
         let expected = max(durations.reduce(0, +) / 8, durations.max() ?? 0, cpuTerm)
