@@ -186,6 +186,8 @@ import Testing
                duration: 8)
         b.unit(4, agent: "mac-1", slot: 1, ending: "exit 0", startedAt: 1, duration: 2)
         b.unit(5, agent: "mac-1", slot: 1, ending: "agent lost: connection reset", startedAt: 4, duration: 1)
+        b.unit(6, slot: 1, ending: "exit 1", startedAt: 5, duration: 1)
+        b.units[6]?.takenFrom = 1
         b.passed("M.Stolen/testA", unit: 1)
         b.failed("M.Stolen/testB", issues: [Issue(kind: .assertion, message: "B-FAILED-BEFORE-THE-HAND-OVER")], unit: 1)
         b.passed("M.Twin/testC", unit: 4)
@@ -195,6 +197,9 @@ import Testing
         #expect(timeline.contains("<rect class=\"unit twin-stopped\" data-unit=\"3\""))
         #expect(timeline.contains("<rect class=\"unit stolen passed\" data-unit=\"2\""))
         #expect(timeline.contains("<rect class=\"unit requeued\" data-unit=\"5\""), "a lost agent's unit is re-queued")
+        // The stolen colour marks a unit that took over tests and passed; one that failed stays red.
+        #expect(timeline.contains("<rect class=\"unit stolen failed\" data-unit=\"6\""))
+        #expect(!html.contains("rect.unit.stolen {") && html.contains("rect.unit.stolen.passed {"))
         // The legend names each, and re-queued means only what went wrong.
         #expect(timeline.contains("<span class=\"key handed-over\"></span>handed its tests over (work stealing)"))
         #expect(timeline.contains("<span class=\"key twin-stopped\"></span>stopped: its twin finished first"))
