@@ -23,8 +23,12 @@
 #                                          - report.html of a 10,000-test run with 2,000 failures opened in headless
 #                                            Chromium (fanout-bench report-page): load to rendered, in ms;
 #                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
-#                                          docs/bench-ratios.svg and README's figures. About an hour here.
-#   scripts/bench.sh --page [--repeat K]   only the report page case (K page loads, the median; 5 by default).
+#                                          docs/bench-ratios.svg and README's figures; and docs/report-page-results.json,
+#                                          and from it docs/report-html.md's page-load figures. About an hour here.
+#   scripts/bench.sh --page [--repeat K]   only the report page case: K renders and K loads of the page and of each
+#                                          control (5 by default, at least 3), every figure their median with its
+#                                          min–max; writes docs/report-page-results.json and docs/report-html.md's
+#                                          page-load figures.
 #   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
 #                                          only that generated suite (as in --full; repeatable), and with --cases only
 #                                          those local strategies (`fanout-bench suite --help`); its results go to
@@ -57,17 +61,20 @@ swift build -c release --product fanout >/dev/null
 fanout="$(swift build -c release --show-bin-path)/fanout"
 
 # ---- report.html of a large run in a real browser (fanout-bench report-page; --page runs only this) ----------------
-# A measuring <script> goes into a copy of the page, never into the page fanout writes. Figures are printed; they are
-# not asserted anywhere (machines are shared and noisy) and recorded by hand in docs/report-html.md.
+# A measuring <script> goes into a copy of the page, never into the page fanout writes. Figures are not asserted
+# anywhere (machines are shared and noisy); they are written to docs/report-page-results.json and from it into
+# docs/report-html.md, which `fanout-bench report --check` (BenchFiguresTests) holds to the data.
 report_page() {
   echo
   echo "== report.html: 10,000 tests, 2,000 failures, in headless Chromium =="
   swift build -c release --product fanout-bench >/dev/null
   "$(swift build -c release --show-bin-path)/fanout-bench" report-page --fanout "$fanout" --repeats "$1" \
-    --dir "$bench_dir/report-page" ${2:+--json "$2"}
+    --dir "$bench_dir/report-page" --json "$root/docs/report-page-results.json" --doc "$root/docs/report-html.md" \
+    --command "$2" --repo "$root"
 }
 if ((page)); then
-  report_page "$((repeat > 1 ? repeat : 5))"
+  # --repeat 2 is refused by report-page (every figure is a median of at least 3); no --repeat means 5.
+  report_page "$((repeat > 1 ? repeat : 5))" "scripts/bench.sh --page$( ((repeat > 1)) && echo " --repeat $repeat")"
   exit 0
 fi
 
@@ -259,7 +266,7 @@ else
     --repo "$root" --json "$results/fleet-scale.json" || echo "(the 32-agent scale failed: see above; the report goes on)"
 fi
 
-report_page 5 "$bench_dir/report-page.json" || echo "(the report page case failed: see above; the report goes on)"
+report_page 5 "scripts/bench.sh --full" || echo "(the report page case failed: see above; the report goes on)"
 
 elapsed=$(($(date +%s) - started))
 echo

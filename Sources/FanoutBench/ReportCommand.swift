@@ -24,7 +24,11 @@ struct Report: AsyncParsableCommand {
     var svg = "docs/bench-ratios.svg"
     @Option(help: "The README whose marked figures (between \(MarkdownReport.readmeBegin) and \(MarkdownReport.readmeEnd)) are rewritten.")
     var readme = "README.md"
-    @Flag(help: "Write nothing: exit 1 when BENCHMARKS.md, the chart or README's figures differ from what the data gives.")
+    @Option(help: "The page-load figures (`fanout-bench report-page --json`) that --page-doc's marked block is written from.")
+    var pageData = ReportPageFigures.dataPath
+    @Option(help: "The Markdown file with the marked page-load figures.")
+    var pageDoc = ReportPageFigures.docPath
+    @Flag(help: "Write nothing: exit 1 when BENCHMARKS.md, the chart, README's or the page-load figures differ from what the data gives.")
     var check = false
     @Option(help: "The command that produced the results, as a person would type it.")
     var command = "scripts/bench.sh --full"
@@ -60,16 +64,18 @@ struct Report: AsyncParsableCommand {
         let chart = MarkdownReport.svg(suites: run.suites)
         let readmeText = try String(contentsOfFile: readme, encoding: .utf8)
         let newReadme = try MarkdownReport.replacingFigures(in: readmeText, with: MarkdownReport.readmeFigures(run))
+        let pageFigures = try ReportPageFigures.Regenerated(doc: pageDoc, data: pageData)
         if check {
             var differ: [String] = []
             if (try? String(contentsOfFile: markdown, encoding: .utf8)) != doc { differ.append(markdown) }
             if (try? String(contentsOfFile: svg, encoding: .utf8)) != chart { differ.append(svg) }
             if readmeText != newReadme { differ.append(readme + " (between the bench markers)") }
+            if pageFigures.differs { differ.append(pageDoc + " (between the report-page markers, from \(pageData))") }
             guard differ.isEmpty else {
                 throw BenchError("not what \(from ?? data) gives: \(differ.joined(separator: ", ")). Figures are generated, "
                     + "never typed: run `fanout-bench report --from \(from ?? data)` (or scripts/bench.sh --full) to rewrite them")
             }
-            print("BENCHMARKS.md, \(svg) and README's figures are what \(from ?? data) gives")
+            print("BENCHMARKS.md, \(svg) and README's figures are what \(from ?? data) gives; \(pageDoc)'s, what \(pageData) gives")
             return
         }
         if from == nil { try JSONFiles.write(run, to: data) }  // (with --update: the base with the new suites)
@@ -77,6 +83,7 @@ struct Report: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: (svg as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try chart.write(toFile: svg, atomically: true, encoding: .utf8)
         try newReadme.write(toFile: readme, atomically: true, encoding: .utf8)
+        try pageFigures.write()
         print("wrote \(from == nil ? data + ", " : "")\(markdown), \(svg) and README's figures")
         for g in MarkdownReport.goals(suites: run.suites, sims: run.sims, mergeScale: run.mergeScale) {
             print("  \(g.met.map { $0 ? "met    " : "NOT MET" } ?? "-      ")  \(g.text): \(g.measured)")

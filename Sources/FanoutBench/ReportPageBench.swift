@@ -5,10 +5,15 @@ import Foundation
 /// `fanout-bench report-page`: how long a browser takes to show report.html of a large run. It writes a report.json
 /// of `--tests` tests with `--failures` failures (the shape of the writer's 5 MB test: two destinations, 200 units
 /// with 400-line logs, 2,000-character messages, 300-frame backtraces; plus measurements with their trends), has the
-/// real CLI render it (`fanout report html --from … --out …`), and opens a copy of the page in headless Chromium
-/// with a measuring script injected into the copy only (the product page has no script). The script records, in
+/// real CLI render it (`fanout report html --from … --out …`), and opens copies of the page in headless Chromium
+/// with a measuring script injected into the copies only (the product page has no script). The script records, in
 /// the load event, `performance.now()` (milliseconds since navigation started) before and after forcing style and
 /// layout of the whole document, and the number of elements, as attributes that `--dump-dom` reads back.
+///
+/// Beside the page it loads three controls, in turn with it so that the machine's noise falls on all alike: the page
+/// without its `content-visibility` rules (what they save), without its failures section (what the rest costs), and
+/// an empty page with the same script (the floor). Every figure is kept per load; the documents show each as the
+/// median with its fastest and slowest (``ReportPageFigures``).
 struct ReportPage: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report-page",
@@ -22,12 +27,24 @@ struct ReportPage: AsyncParsableCommand {
     var fanout: String
     @Option(help: "The browser.")
     var chromium = "/usr/bin/chromium"
-    @Option(help: "Page loads measured; the median is reported.")
+    @Option(help: "Renders, and loads of each page, measured (at least 3): every figure is their median with its range.")
     var repeats = 5
     @Option(help: "Scratch folder (never the repo).")
     var dir = "/tmp/fanout-bench/report-page"
-    @Option(help: "Where to write the results (JSON).")
+    @Option(help: "Where to write the results (JSON; \(ReportPageFigures.dataPath) is the committed one).")
     var json: String?
+    @Option(help: "A Markdown file whose marked page-load figures are rewritten from these results (\(ReportPageFigures.docPath)).")
+    var doc: String?
+    @Option(help: "The command that produced the results, as a person would type it.")
+    var command = "scripts/bench.sh --page"
+    @Option(help: "The Fanout repository (for the commit).")
+    var repo = FileManager.default.currentDirectoryPath
+
+    func validate() throws {
+        guard repeats >= 3 else {
+            throw ValidationError("--repeats must be at least 3: every figure is a median with its min–max range")
+        }
+    }
 
     mutating func run() async throws {
         Interrupts.install()
@@ -36,44 +53,50 @@ struct ReportPage: AsyncParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        let reportPath = dir + "/report.json", pagePath = dir + "/report.html", copyPath = dir + "/measured.html"
+        let reportPath = dir + "/report.json", pagePath = dir + "/report.html"
         try encoder.encode(report).write(to: URL(fileURLWithPath: reportPath))
 
-        let render = try await Processes.check(fanout, ["report", "html", "--from", reportPath, "--out", pagePath],
-                                               timeout: 300)
+        var renders: [Double] = []
+        for _ in 0..<repeats {
+            let render = try await Processes.check(fanout, ["report", "html", "--from", reportPath, "--out", pagePath],
+                                                   timeout: 300)
+            renders.append(render.seconds)
+        }
         let page = try String(contentsOfFile: pagePath, encoding: .utf8)
-        guard let head = page.range(of: "<head>") else { throw BenchError("\(pagePath) has no <head>") }
-        var copy = page
-        copy.insert(contentsOf: "\n" + Self.probe, at: head.upperBound)
-        try copy.write(toFile: copyPath, atomically: true, encoding: .utf8)
+        var copies: [PageVariant: String] = [:]
+        for variant in PageVariant.allCases {
+            let path = "\(dir)/measured-\(variant.rawValue).html"
+            try variant.measuredCopy(of: page).write(toFile: path, atomically: true, encoding: .utf8)
+            copies[variant] = path
+        }
 
         let loadBefore = Self.loadAverage()
-        var loads: [PageLoad] = []
-        for i in 0..<max(1, repeats) {
-            let profile = "\(dir)/profile-\(i)" // a fresh profile: no cache from the previous load
-            try? FileManager.default.removeItem(atPath: profile)
-            let r = try await Processes.check(chromium, [
-                "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--window-size=1280,900",
-                "--dump-dom", "file://" + copyPath,
-            ], timeout: 300)
-            guard let load = PageLoad(dom: r.stdout, processSeconds: r.seconds) else {
-                throw BenchError("the measuring script left no figures in the page Chromium built:\n\(r.tail)")
+        var loads: [PageVariant: [PageLoad]] = [:]
+        for i in 0..<repeats {
+            for variant in PageVariant.allCases {
+                let profile = "\(dir)/profile" // fresh for each load: no cache from the previous one
+                try? FileManager.default.removeItem(atPath: profile)
+                let r = try await Processes.check(chromium, [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--window-size=1280,900",
+                    "--dump-dom", "file://" + (copies[variant] ?? ""),
+                ], timeout: 300)
+                guard let load = PageLoad(dom: r.stdout, processSeconds: r.seconds) else {
+                    throw BenchError("the measuring script left no figures in the page Chromium built:\n\(r.tail)")
+                }
+                loads[variant, default: []].append(load)
+                progress("load \(i + 1), \(variant.rawValue): \(load.line)")
             }
-            loads.append(load)
-            progress("load \(i + 1): \(load.line)")
         }
         let result = ReportPageResult(
+            command: command, machine: await Report.machine(repo: repo),
+            loadAverage: "\(loadBefore) before, \(Self.loadAverage()) after",
+            chromium: await Processes.run(chromium, ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines),
             tests: report.results.count, failures: report.counts.failures, reportBytes: try size(reportPath),
-            pageBytes: page.utf8.count, elements: loads[0].elements, renderSeconds: render.seconds,
-            firstContentfulPaintMs: medianIfAny(loads.compactMap(\.firstContentfulPaintMs)),
-            domContentLoadedMs: medianOf(loads.map(\.domContentLoadedMs)), loadMs: medianOf(loads.map(\.loadMs)),
-            laidOutMs: medianOf(loads.map(\.laidOutMs)), frameMs: medianIfAny(loads.compactMap(\.frameMs)),
-            laidOutMsAll: loads.map(\.laidOutMs), frameMsAll: loads.compactMap(\.frameMs),
-            chromiumProcessSeconds: medianOf(loads.map(\.processSeconds)),
-            loadAverage: "\(loadBefore) before, \(Self.loadAverage()) after", cores: ProcessInfo.processInfo.activeProcessorCount,
-            chromium: await Processes.run(chromium, ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            pageBytes: page.utf8.count, loads: repeats, renderSeconds: renders,
+            pages: PageVariant.allCases.map { PageLoads($0, loads[$0] ?? []) })
         if let json { try JSONFiles.write(result, to: json) }
-        print(result.summary)
+        if let doc { try ReportPageFigures.Regenerated(doc: doc, result: result).write() }
+        print(ReportPageFigures.block(result))
     }
 
     /// The 1-, 5- and 15-minute load averages: on a shared machine the figures mean little without them.
@@ -86,7 +109,7 @@ struct ReportPage: AsyncParsableCommand {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
-    /// Injected into the copy only. Style and layout of everything are forced in the load event, so `laidOut` is
+    /// Injected into the copies only. Style and layout of everything are forced in the load event, so `laidOut` is
     /// the moment the whole page could be painted; `frame` is the end of the first frame after it (the whole page
     /// painted), `fcp` Chromium's first contentful paint (the top of the page, before the rest has loaded).
     /// `--dump-dom` serializes the DOM once the page has loaded; a figure set after that is missing, never made up.
@@ -112,6 +135,54 @@ struct ReportPage: AsyncParsableCommand {
         });
         </script>
         """
+}
+
+/// A page the bench loads: report.html as `fanout report html` wrote it, or one of its controls.
+enum PageVariant: String, Codable, Sendable, CaseIterable {
+    case page
+    /// Its `content-visibility: auto` rules taken out: the browser lays out every failure entry and table at once.
+    case withoutContentVisibility = "without-content-visibility"
+    /// Its failures section taken out: what the rest of the page costs.
+    case withoutFailures = "without-failures"
+    /// An empty page with the same script: the browser's own floor.
+    case empty
+
+    /// What the documents call it.
+    var label: String {
+        switch self {
+        case .page: "report.html"
+        case .withoutContentVisibility: "the same without its `content-visibility` rules"
+        case .withoutFailures: "the same without its failures section"
+        case .empty: "an empty page with the same script"
+        }
+    }
+
+    /// The page as loaded: this variant of `page`, with the measuring script as the first thing in its `<head>`.
+    func measuredCopy(of page: String) throws -> String {
+        var copy: String
+        switch self {
+        case .page:
+            copy = page
+        case .withoutContentVisibility:
+            guard page.contains("content-visibility: auto;") else {
+                throw BenchError("report.html has no `content-visibility: auto;` rule to take out: update PageVariant")
+            }
+            copy = page.replacingOccurrences(of: "content-visibility: auto;", with: "")
+        case .withoutFailures:
+            guard let start = page.range(of: "<section id=\"failures\">"),
+                  let end = page.range(of: "</section>", range: start.upperBound..<page.endIndex) else {
+                throw BenchError("report.html has no failures section to take out: update PageVariant")
+            }
+            copy = page
+            copy.removeSubrange(start.lowerBound..<end.upperBound)
+        case .empty:
+            copy = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>empty</title>\n</head>\n"
+                + "<body></body>\n</html>\n"
+        }
+        guard let head = copy.range(of: "<head>") else { throw BenchError("the \(rawValue) page has no <head>") }
+        copy.insert(contentsOf: "\n" + ReportPage.probe, at: head.upperBound)
+        return copy
+    }
 }
 
 /// One page load's figures, read back from the DOM Chromium dumped.
@@ -150,43 +221,47 @@ struct PageLoad {
 /// `12.3 ms`, or `missing` for a figure the page did not record before it was dumped.
 func optional(_ ms: Double?) -> String { ms.map { "\(f1($0)) ms" } ?? "missing" }
 
-/// The median, nil when no load recorded the figure.
-func medianIfAny(_ values: [Double]) -> Double? { values.isEmpty ? nil : medianOf(values) }
+/// Every load of one page, figure by figure, in the order they ran. A figure that a load did not record before
+/// Chromium dumped the page (the next frame, first contentful paint) has fewer values than there were loads.
+struct PageLoads: Codable, Sendable {
+    var page: PageVariant
+    var elements: Int
+    /// Milliseconds since navigation started.
+    var firstContentfulPaintMs: [Double]
+    var domContentLoadedMs: [Double]
+    var loadMs: [Double]
+    var laidOutMs: [Double]
+    var frameMs: [Double]
+    /// The whole headless Chromium process (start-up and shut-down included), for context.
+    var processSeconds: [Double]
 
+    init(_ page: PageVariant, _ loads: [PageLoad]) {
+        self.page = page
+        self.elements = loads.first?.elements ?? 0
+        self.firstContentfulPaintMs = loads.compactMap(\.firstContentfulPaintMs)
+        self.domContentLoadedMs = loads.map(\.domContentLoadedMs)
+        self.loadMs = loads.map(\.loadMs)
+        self.laidOutMs = loads.map(\.laidOutMs)
+        self.frameMs = loads.compactMap(\.frameMs)
+        self.processSeconds = loads.map(\.processSeconds)
+    }
+}
+
+/// What `fanout-bench report-page` measured (docs/report-page-results.json): every value of every load kept.
 struct ReportPageResult: Codable, Sendable {
+    var command: String
+    var machine: MarkdownReport.Machine
+    /// The machine's load averages before and after the loads: on a shared machine they say how noisy it was.
+    var loadAverage: String
+    var chromium: String
     var tests: Int
     var failures: Int
     var reportBytes: Int
     var pageBytes: Int
-    var elements: Int
-    /// `fanout report html`: reading report.json and writing the page, process start included.
-    var renderSeconds: Double
-    /// Milliseconds since navigation started, each the median over the loads (`nil`: no load recorded it).
-    var firstContentfulPaintMs: Double?
-    var domContentLoadedMs: Double
-    var loadMs: Double
-    var laidOutMs: Double
-    var frameMs: Double?
-    var laidOutMsAll: [Double]
-    var frameMsAll: [Double]
-    /// The whole headless Chromium process (start-up and shut-down included), for context.
-    var chromiumProcessSeconds: Double
-    /// The machine's load averages before and after the loads, and its cores.
-    var loadAverage: String
-    var cores: Int
-    var chromium: String
-
-    var summary: String {
-        """
-        report.html of \(tests) tests with \(failures) failures: report.json \(f1(Double(reportBytes) / 1_048_576)) MiB, \
-        page \(f1(Double(pageBytes) / 1_048_576)) MiB, \(elements) elements; rendered by `fanout report html` in \
-        \(f2(renderSeconds)) s
-          \(chromium), medians of \(laidOutMsAll.count) loads, in ms after navigation started: first contentful paint \
-        \(optional(firstContentfulPaintMs)), DOMContentLoaded \(f1(domContentLoadedMs)) ms, load \(f1(loadMs)) ms, \
-        style and layout of the whole page done \(f1(laidOutMs)) ms (each load: \
-        \(laidOutMsAll.map { f1($0) }.joined(separator: ", "))), the next frame painted \(optional(frameMs)) (each load \
-        that recorded it: \(frameMsAll.map { f1($0) }.joined(separator: ", "))); the whole chromium process \
-        \(f2(chromiumProcessSeconds)) s; \(cores) cores, load average \(loadAverage)
-        """
-    }
+    /// Renders, and loads of each page.
+    var loads: Int
+    /// `fanout report html` each time: reading report.json and writing the page, process start included.
+    var renderSeconds: [Double]
+    /// One per ``PageVariant``, the page first.
+    var pages: [PageLoads]
 }

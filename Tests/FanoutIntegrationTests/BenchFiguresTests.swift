@@ -4,13 +4,17 @@ import Foundation
 import Testing
 
 /// README's and BENCHMARKS.md's figures are generated from the committed data of the last benchmark run
-/// (docs/bench-results.json), never typed: regenerating them from it gives exactly the committed files.
+/// (docs/bench-results.json), and docs/report-html.md's page-load figures from the last report page run
+/// (docs/report-page-results.json), never typed: regenerating them from it gives exactly the committed files.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct BenchFiguresTests {
-    func report(_ extra: [String], readme: String = "README.md") async throws -> (UnitEnding, String) {
+    func report(_ extra: [String], readme: String = "README.md", pageDoc: String = "docs/report-html.md")
+        async throws -> (UnitEnding, String) {
         let bench = try siblingExecutable("fanout-bench")
         let root = repositoryRoot.path
+        func path(_ p: String) -> String { p.hasPrefix("/") ? p : root + "/" + p }
         let args = ["report", "--from", root + "/docs/bench-results.json", "--markdown", root + "/BENCHMARKS.md",
-                    "--svg", root + "/docs/bench-ratios.svg", "--readme", readme.hasPrefix("/") ? readme : root + "/" + readme] + extra
+                    "--svg", root + "/docs/bench-ratios.svg", "--readme", path(readme),
+                    "--page-data", root + "/docs/report-page-results.json", "--page-doc", path(pageDoc)] + extra
         let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
         return (ending, String(decoding: out + err, as: UTF8.self))
     }
@@ -56,10 +60,14 @@ import Testing
             run["suites"] = suites
             let data = dir.file("data.json")
             try JSONSerialization.data(withJSONObject: run).write(to: URL(fileURLWithPath: data))
-            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/README.md", toPath: dir.file("README.md"))
-            defer { try? FileManager.default.removeItem(atPath: dir.file("README.md")) }
+            for file in ["README.md", "docs/report-html.md"] {
+                let copy = dir.file((file as NSString).lastPathComponent)
+                try? FileManager.default.removeItem(atPath: copy)
+                try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file, toPath: copy)
+            }
             let bench = try siblingExecutable("fanout-bench")
-            let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md")]
+            let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
+                        "--page-data", repositoryRoot.path + "/docs/report-page-results.json", "--page-doc", dir.file("report-html.md")]
             let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
             #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
             return try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
@@ -76,6 +84,36 @@ import Testing
         let ahead = try await document(fanoutWalls: [10, 10, 10], swiftWalls: [20, 21, 19])
         #expect(ahead.contains("2.00× (1.90–2.10×), faster"), "\(ahead)")
         #expect((goalRow(ahead) ?? "").contains("lognormal 2.00× (1.90–2.10×)"), "\(goalRow(ahead) ?? "")")
+    }
+
+    /// A line added by hand to docs/report-html.md's page-load figures is caught.
+    @Test func aPageFigureTypedByHandIsCaught() async throws {
+        let dir = try TempDir()
+        let doc = try String(contentsOfFile: repositoryRoot.path + "/docs/report-html.md", encoding: .utf8)
+        let end = try #require(doc.range(of: "<!-- report-page:end -->"))
+        #expect(doc.contains("<!-- report-page:begin"))
+        let edited = String(doc[..<end.lowerBound]) + "| typed by hand | 339 |\n" + String(doc[end.lowerBound...])
+        try edited.write(toFile: dir.file("report-html.md"), atomically: true, encoding: .utf8)
+        let (ending, output) = try await report(["--check"], pageDoc: dir.file("report-html.md"))
+        #expect(ending == .exited(1), "\(output)")
+        #expect(output.contains("report-html.md (between the report-page markers"), "\(output)")
+    }
+
+    /// Every committed page-load figure is a median of at least 3 loads, each load's value kept.
+    @Test func committedPageFiguresAreMediansOfAtLeastThreeLoads() throws {
+        let path = repositoryRoot.path + "/docs/report-page-results.json"
+        guard FileManager.default.fileExists(atPath: path) else { return } // not measured: the doc says so (checked above)
+        let data = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let loads = try #require(data["loads"] as? Int)
+        #expect(loads >= 3)
+        #expect((data["renderSeconds"] as? [Double])?.count == loads)
+        let pages = try #require(data["pages"] as? [[String: Any]])
+        #expect(pages.count == 4, "the page and its three controls")
+        for page in pages {
+            for figure in ["domContentLoadedMs", "loadMs", "laidOutMs", "processSeconds"] {
+                #expect((page[figure] as? [Double])?.count == loads, "\(page["page"] ?? "?") \(figure)")
+            }
+        }
     }
 }
 

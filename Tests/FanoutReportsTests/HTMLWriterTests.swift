@@ -161,6 +161,62 @@ import Testing
         #expect(timeline.contains("data-unit=\"3\" x=\"150.0\""))
     }
 
+    /// The colour a CSS rule of the page gives (`rect.unit.failed` → `#cf222e`): its fill or background
+    /// `var(--…)`, looked up in `:root`.
+    private func fill(_ selector: String, in html: String) throws -> String {
+        let rule = try #require(html.range(of: selector + " { "), "no rule for \(selector)")
+        let body = html[rule.upperBound...].prefix { $0 != "}" }
+        let use = try #require(body.range(of: "var("), "\(selector) has no colour of its own")
+        let name = String(body[use.upperBound...].prefix { $0 != ")" })
+        let value = try #require(html.range(of: name + ": "), "\(name) is not defined")
+        return String(html[value.upperBound...].prefix { $0 != ";" })
+    }
+
+    /// Units Fanout stopped for the run's good are neither lost nor failed: one whose not-yet-started tests idle
+    /// slots took over (work stealing), and one whose twin finished first (straggler backup). Their bars have calm
+    /// colours and legend entries of their own, never the colour of "re-queued (agent lost…)", and their tests keep
+    /// their verdicts' colours.
+    @Test func unitsStoppedByStealingOrByTheirTwinHaveCalmColoursOfTheirOwn() throws {
+        var b = ReportBuilder()
+        b.unit(1, ending: UnitEnding.handedOver.description, startedAt: 0, duration: 6)
+        b.units[1]?.handedOver = 3
+        b.unit(2, slot: 1, ending: "exit 0", startedAt: 2, duration: 3)
+        b.units[2]?.takenFrom = 1
+        b.unit(3, agent: "mac-1", ending: "stopped: its twin (straggler backup) finished first", startedAt: 0,
+               duration: 8)
+        b.unit(4, agent: "mac-1", slot: 1, ending: "exit 0", startedAt: 1, duration: 2)
+        b.unit(5, agent: "mac-1", slot: 1, ending: "agent lost: connection reset", startedAt: 4, duration: 1)
+        b.unit(6, slot: 1, ending: "exit 1", startedAt: 5, duration: 1)
+        b.units[6]?.takenFrom = 1
+        b.passed("M.Stolen/testA", unit: 1)
+        b.failed("M.Stolen/testB", issues: [Issue(kind: .assertion, message: "B-FAILED-BEFORE-THE-HAND-OVER")], unit: 1)
+        b.passed("M.Twin/testC", unit: 4)
+        let html = HTMLWriter().render(b.build())
+        let timeline = try section("timeline", of: html)
+        #expect(timeline.contains("<rect class=\"unit handed-over\" data-unit=\"1\""))
+        #expect(timeline.contains("<rect class=\"unit twin-stopped\" data-unit=\"3\""))
+        #expect(timeline.contains("<rect class=\"unit stolen passed\" data-unit=\"2\""))
+        #expect(timeline.contains("<rect class=\"unit requeued\" data-unit=\"5\""), "a lost agent's unit is re-queued")
+        // The stolen colour marks a unit that took over tests and passed; one that failed stays red.
+        #expect(timeline.contains("<rect class=\"unit stolen failed\" data-unit=\"6\""))
+        #expect(!html.contains("rect.unit.stolen {") && html.contains("rect.unit.stolen.passed {"))
+        // The legend names each, and re-queued means only what went wrong.
+        #expect(timeline.contains("<span class=\"key handed-over\"></span>handed its tests over (work stealing)"))
+        #expect(timeline.contains("<span class=\"key twin-stopped\"></span>stopped: its twin finished first"))
+        let requeued = try #require(timeline.range(of: "<span class=\"key requeued\"></span>"))
+        let requeuedText = timeline[requeued.upperBound...].prefix { $0 != "<" }
+        #expect(!requeuedText.contains("handed over") && !requeuedText.contains("stopped"), "\(requeuedText)")
+        // Their own colours: calm (none of the alarm colours), and told apart from each other.
+        let alarms = try ["rect.unit.failed", "rect.unit.crashed", "rect.unit.requeued"].map { try fill($0, in: html) }
+        let handedOver = try fill("rect.unit.handed-over", in: html), twin = try fill("rect.unit.twin-stopped", in: html)
+        #expect(!alarms.contains(handedOver) && !alarms.contains(twin) && handedOver != twin, "\(handedOver) \(twin)")
+        #expect(try fill(".key.handed-over", in: html) == handedOver && fill(".key.twin-stopped", in: html) == twin)
+        // A test that failed in the unit before it handed its other tests over is still shown failed.
+        let failures = try section("failures", of: html)
+        let failed = try #require(failures.range(of: "<li class=\"test failed\""))
+        #expect(failures[failed.upperBound...].contains("B-FAILED-BEFORE-THE-HAND-OVER"))
+    }
+
     @Test func estimatesSlowestFlakyPerformanceAndWarningsAreShown() throws {
         var b = ReportBuilder()
         b.classReport("M.Small", estimate: 1, actual: 1.1)

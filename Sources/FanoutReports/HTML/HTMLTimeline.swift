@@ -4,8 +4,10 @@ import FanoutCore
 /// per unit, from its start to its end on the run's clock, with the predicted end and the lower bound as lines.
 enum HTMLTimeline {
     /// How a unit ended, as the CSS class of its bar: `passed`, `failed`, `crashed` (signal, crash exit, time-out),
-    /// `requeued` (agent lost, failed to start, cancelled, handed over, stopped for its twin).
+    /// `handed-over` and `twin-stopped` (Fanout stopped it for the run's good: work stealing, or its twin finished
+    /// first; calm colours, as nothing went wrong), `requeued` (agent lost, failed to start, cancelled).
     static func endingClass(_ ending: String) -> String {
+        if let stop = UnitStop(ending: ending) { return stop.rawValue }
         if ending == "exit 0" { return "passed" }
         if ending.hasPrefix("timed out") || ending.hasPrefix("killed by") || ending.hasPrefix("signal") { return "crashed" }
         if ending.hasPrefix("exit ") { return ending.contains("(") ? "crashed" : "failed" }
@@ -13,6 +15,7 @@ enum HTMLTimeline {
     }
 
     /// The bar's classes: `unit`, `stolen` when it ran tests taken over from another unit, then its ending class.
+    /// The stolen colour shows only on a unit that passed: one that failed or crashed keeps its alarm colour.
     static func classes(_ unit: UnitReport) -> String {
         "unit" + (unit.takenFrom != nil ? " stolen" : "") + " " + endingClass(unit.ending)
     }

@@ -61,7 +61,9 @@ public struct HTMLWriter: Sendable {
         out += "<section id=\"timeline\">\n<h2>Timeline</h2>\n"
             + "<p class=\"legend\"><span class=\"key passed\"></span>passed <span class=\"key failed\"></span>failed "
             + "<span class=\"key crashed\"></span>crashed or timed out <span class=\"key stolen\"></span>took over stolen tests "
-            + "<span class=\"key requeued\"></span>re-queued (agent lost, handed over, stopped) "
+            + "<span class=\"key handed-over\"></span>handed its tests over (work stealing) "
+            + "<span class=\"key twin-stopped\"></span>stopped: its twin finished first (straggler backup) "
+            + "<span class=\"key requeued\"></span>re-queued (agent lost, failed to start, cancelled) "
             + "<span class=\"key-line predicted\"></span>predicted end \(formatSeconds(report.plan.predictedMakespan)) "
             + "<span class=\"key-line lower-bound\"></span>lower bound \(formatSeconds(report.timing.lowerBound))</p>\n"
             + HTMLTimeline.svg(report) + unitResources(report) + "</section>\n"
@@ -300,7 +302,7 @@ public struct HTMLWriter: Sendable {
     }
 
     static let css = """
-    :root { --pass: #1a7f37; --fail: #cf222e; --crash: #8250df; --requeue: #9a6700; --steal: #0969da; --muted: #57606a; }
+    :root { --pass: #1a7f37; --fail: #cf222e; --crash: #8250df; --requeue: #9a6700; --steal: #0969da; --muted: #57606a; --handed-over: #9ec5f4; --twin-stopped: #afb8c1; }
     body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0 auto; max-width: 1200px; padding: 0 16px 40px; color: #1f2328; }
     h1 { font-size: 22px; } h2 { font-size: 18px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; margin-top: 28px; } h3 { font-size: 15px; }
     .verdict { color: #fff; padding: 2px 10px; border-radius: 6px; } .verdict.passed { background: var(--pass); } .verdict.failed { background: var(--fail); }
@@ -321,10 +323,12 @@ public struct HTMLWriter: Sendable {
     svg.gantt { border: 1px solid #d0d7de; background: #fff; } svg.gantt text { font: 11px sans-serif; fill: #1f2328; } svg.gantt text.axis { fill: var(--muted); }
     svg.gantt .band { fill: #f6f8fa; } rect.unit { stroke: #fff; stroke-width: 0.5; }
     rect.unit.passed { fill: var(--pass); } rect.unit.failed { fill: var(--fail); } rect.unit.crashed { fill: var(--crash); } rect.unit.requeued { fill: var(--requeue); }
-    rect.unit.stolen { fill: var(--steal); } rect.unit:hover { opacity: 0.7; }
+    rect.unit.handed-over { fill: var(--handed-over); } rect.unit.twin-stopped { fill: var(--twin-stopped); }
+    rect.unit.stolen.passed { fill: var(--steal); } rect.unit:hover { opacity: 0.7; }
     line.predicted { stroke: #1f2328; stroke-dasharray: 4 3; stroke-width: 1.5; } line.lower-bound { stroke: var(--fail); stroke-dasharray: 2 2; stroke-width: 1.5; }
     .legend .key { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 10px; vertical-align: middle; }
     .key.passed { background: var(--pass); } .key.failed { background: var(--fail); } .key.crashed { background: var(--crash); } .key.stolen { background: var(--steal); } .key.requeued { background: var(--requeue); }
+    .key.handed-over { background: var(--handed-over); } .key.twin-stopped { background: var(--twin-stopped); }
     .key-line { display: inline-block; width: 16px; margin: 0 4px 0 10px; vertical-align: middle; border-top: 2px dashed #1f2328; } .key-line.lower-bound { border-color: var(--fail); }
     svg.spark polyline { fill: none; stroke: var(--steal); stroke-width: 1.5; }
     div.trends { display: flex; flex-wrap: wrap; gap: 8px 16px; } figure.trend { margin: 4px 0; } figure.trend figcaption { font-size: 12px; max-width: 360px; word-break: break-all; }
