@@ -25,6 +25,11 @@
 #                                          and writes docs/bench-results.json, and from it BENCHMARKS.md,
 #                                          docs/bench-ratios.svg and README's figures. About an hour here.
 #   scripts/bench.sh --page [--repeat K]   only the report page case (K page loads, the median; 5 by default).
+#   scripts/bench.sh --real [--repeat K]   public packages' own suites (GRDB.swift, FlyingFox, swift-collections), pinned
+#                                          by tag and cloned into $BENCH_DIR/real: run serially by `swift test` (the verdict
+#                                          oracle), by Fanout (first run, warm) and by `swift test --parallel`, K rounds (3 by
+#                                          default), every verdict checked; their results replace the real suites of
+#                                          docs/bench-results.json, and BENCHMARKS.md is written from it. Not run in CI.
 #   scripts/bench.sh --suite SHAPE [--repeat K]
 #                                          only that generated suite (as in --full; repeatable); its results go to
 #                                          $BENCH_DIR/results/suite-SHAPE.json and the console, not to BENCHMARKS.md.
@@ -34,12 +39,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 only=()
+repeat=1 full=0 page=0 real=0 only=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
     --page) page=1; shift ;;
+    --real) real=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -65,6 +71,17 @@ report_page() {
 }
 if ((page)); then
   report_page "$((repeat > 1 ? repeat : 5))"
+  exit 0
+fi
+
+# ---- --real: public packages' own suites (fanout-bench real), apart from --full ------------------------------------
+if ((real)); then
+  swift build -c release --product fanout-bench >/dev/null
+  bench="$(swift build -c release --show-bin-path)/fanout-bench"
+  "$bench" real --fanout "$fanout" --dir "$bench_dir" --repeats "$((repeat > 1 ? repeat : 3))" \
+    --json-dir "$bench_dir/results" --data "$root/docs/bench-results.json"
+  "$bench" report --from "$root/docs/bench-results.json" --markdown "$root/BENCHMARKS.md" \
+    --svg "$root/docs/bench-ratios.svg" --readme "$root/README.md"
   exit 0
 fi
 

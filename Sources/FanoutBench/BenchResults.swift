@@ -195,4 +195,6 @@ struct BenchRun: Codable, Sendable {
     var fleet: FleetScaleResult?
     /// `fanout report merge` over large shard reports, when measured.
     var mergeScale: MergeScaleResult?
+    /// Public packages' own suites (`fanout-bench real`), when measured.
+    var realSuites: [RealSuiteResult]? = nil
 }
