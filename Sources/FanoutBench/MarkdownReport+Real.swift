@@ -108,6 +108,7 @@ extension MarkdownReport {
         for key in groups.keys.sorted() {
             guard let all = groups[key], let d = all.first else { continue }
             s += "- `\(d.test)`: serial **\(d.serial)**, \(d.other) in \(all.map(\.run).joined(separator: "; "))"
+                + (r.alone?[d.test].map { "; run alone: \($0)" } ?? "")
                 + (all.compactMap(\.evidence).first.map { " — \"\(String($0.prefix(200)))\"" } ?? "") + "\n"
         }
         return s

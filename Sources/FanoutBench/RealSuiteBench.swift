@@ -63,6 +63,14 @@ struct RealSuiteBench {
         try? fm.removeItem(atPath: work)
         try fm.createDirectory(atPath: work, withIntermediateDirectories: true)
         let commit = try await checkout()
+        if package.tmpfs != nil {
+            // Inherited by swift test, fanout and every test process alike.
+            let tmp = "/dev/shm/fanout-bench-real/\(package.name)"
+            try? fm.removeItem(atPath: tmp)
+            try fm.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+            setenv("TMPDIR", tmp, 1)
+        }
+        defer { if package.tmpfs != nil { unsetenv("TMPDIR") } }
         progress("\(package.name) \(package.tag) (\(commit.prefix(12))): building tests in \(source)")
         let build = try await Processes.check("swift", ["build", "--build-tests", "--package-path", source], timeout: 3600)
         let bin = try await testBundle()
@@ -75,6 +83,9 @@ struct RealSuiteBench {
         let skipFanout = package.skip.flatMap { ["--skip", $0] }
         let skipSwiftTest = package.skip.flatMap { ["--skip", $0] }
         let history = "\(work)/history.sqlite"
+        // Class → module, for XCTest's console lines (they lack the module); a name in two modules stays unknown.
+        let listed = try await SuiteBench.listClasses(bin)
+        let modules = Dictionary(grouping: listed, by: \.name).compactMapValues { $0.count == 1 ? $0[0].module : nil }
         let (source, work, name, slots) = (source, work, package.name, slots)
 
         let cases: [@Sendable (Int) async -> CaseResult] = [{ round in
@@ -82,7 +93,8 @@ struct RealSuiteBench {
             let xunit = "\(work)/serial-\(round).xml"
             let r = await Processes.run("swift", ["test", "--package-path", source, "--skip-build", "--no-parallel",
                                                   "--xunit-output", xunit] + skipSwiftTest, timeout: 3600)
-            let verdicts = XUnitVerdicts.read(xunit)
+            try? (r.stdout + r.stderr).write(toFile: "\(work)/serial-\(round).log", atomically: true, encoding: .utf8)
+            let verdicts = SwiftTestVerdicts.read(xunit, console: r.stdout, modules: modules)
             await log.recordSerial(round: round, verdicts.all)
             return Self.swiftTestCase(r, verdicts: verdicts.all, strategy: "swift-test-serial",
                                       label: "`swift test` (serial: the verdict oracle)", slots: 1,
@@ -103,12 +115,18 @@ struct RealSuiteBench {
                                          label: "Fanout, warm history", round: round, log: log)
         }, { round in
             var c = await runner.swiftTestParallel(package: source, work: work, expected: 0, build: false)
-            let files = XUnitVerdicts.read("\(work)/swift-test-parallel.xml")
-            let verdicts = files.all.mapValues(\.verdict)
+            let files = SwiftTestVerdicts.read("\(work)/swift-test-parallel.xml")
+            var verdicts = files.all.mapValues(\.verdict)
             let oracle = await log.oracle
+            // Its XCTest file writes an XCTSkip as a passing test case: where the oracle skipped, that is a skip.
+            let skips = files.xctest.keys.filter { oracle[$0]?.verdict == "skipped" && verdicts[$0] == "passed" }
+            for k in skips { verdicts[k] = "skipped" }
             // A process per XCTest method, and one for all of Swift Testing.
             c.processes = files.xctest.count + (files.swiftTesting.isEmpty ? 0 : 1)
-            c.note = c.exitCode.flatMap { $0 == 0 ? nil : "ended with exit \($0)" }
+            c.note = ([c.exitCode.flatMap { $0 == 0 ? nil : "ended with exit \($0)" }]
+                + [skips.isEmpty ? nil : "\(skips.count) XCTSkip test(s) its xUnit file writes as passed are read as skipped"])
+                .compactMap { $0 }.joined(separator: "; ")
+            if c.note?.isEmpty == true { c.note = nil }
             c = Self.withVerdicts(c, verdicts, oracle: oracle)
             await log.record(Self.compare(verdicts, oracle: oracle, run: "\(c.label), round \(round)"))
             return c
@@ -123,11 +141,13 @@ struct RealSuiteBench {
 
         let serial = await log.serialRounds
         let oracle = serial.first ?? [:]
-        let xctest = XUnitVerdicts.read("\(work)/serial-1.xml")
+        // Swift Testing's tests: its xUnit file (XCTest's serial verdicts came from the console).
+        let firstSerial = SwiftTestVerdicts.read("\(work)/serial-1.xml")
         let unstable = Set(serial.dropFirst().flatMap { round in
             Set(oracle.keys).union(round.keys).filter { oracle[$0]?.verdict != round[$0]?.verdict }
         }).sorted()
         var notes: [String] = []
+        if let reason = package.tmpfs { notes.append("every runner's TMPDIR was on tmpfs (/dev/shm): \(reason)") }
         if let reason = package.skipReason { notes.append("left out: \(package.skip.joined(separator: ", ")): \(reason)") }
         let failing = oracle.filter { $0.value.verdict == "failed" }.keys.sorted()
         if !failing.isEmpty {
@@ -136,14 +156,16 @@ struct RealSuiteBench {
         }
         return RealSuiteResult(package: package, commit: commit, buildSeconds: build.seconds, slots: slots,
                                cores: ProcessInfo.processInfo.activeProcessorCount,
-                               xctestCount: xctest.xctest.count, swiftTestingCount: xctest.swiftTesting.count,
+                               xctestCount: oracle.count - firstSerial.swiftTesting.count, swiftTestingCount: firstSerial.swiftTesting.count,
                                serialPassed: oracle.values.filter { $0.verdict == "passed" }.count,
                                serialFailed: failing.count,
                                serialSkipped: oracle.values.filter { $0.verdict == "skipped" }.count,
                                serialTestTime: oracle.values.reduce(0) { $0 + $1.seconds },
                                longestTest: oracle.values.map(\.seconds).max() ?? 0, serialUnstable: unstable,
                                loadAverage: [loadBefore, loadAfter], cases: measured,
-                               disagreements: await log.disagreements, notes: notes)
+                               disagreements: await log.disagreements, notes: notes,
+                               alone: await Self.aloneRuns(of: await log.disagreements, bin: bin,
+                                                           swiftTesting: Set(firstSerial.swiftTesting.keys)))
     }
 
     // MARK: - The package
@@ -179,6 +201,23 @@ struct RealSuiteBench {
         return "\(binDir)/\(bundles[0])"
     }
 
+    /// Every disagreeing test (10 at most) run alone `times` times, straight from the bundle: how often it passes.
+    static func aloneRuns(of disagreements: [VerdictDisagreement], bin: String, swiftTesting: Set<String>,
+                          times: Int = 5) async -> [String: String] {
+        var out: [String: String] = [:]
+        for test in Array(Set(disagreements.map(\.test)).filter { $0.contains("/") }).sorted().prefix(10) {
+            // `Module.Class/test` is XCTest's selector; Swift Testing takes an anchored regex.
+            let args = swiftTesting.contains(test)
+                ? ["--testing-library", "swift-testing", "--filter", "^" + NSRegularExpression.escapedPattern(for: test) + "(/|$)"]
+                : [test]
+            var passed = 0
+            for _ in 0..<times where await Processes.run(bin, args, timeout: 600).succeeded { passed += 1 }
+            out[test] = "\(passed) of \(times) passed alone"
+            progress("\(test): \(passed) of \(times) runs alone passed")
+        }
+        return out
+    }
+
     // MARK: - Cases
 
     static func fanoutCase(_ runner: SuiteBench, bin: String, history: String, reportDir: String, extra: [String],
@@ -202,8 +241,8 @@ struct RealSuiteBench {
         return withVerdicts(c, verdicts.mapValues(\.verdict), oracle: oracle)
     }
 
-    static func swiftTestCase(_ r: ProcessResult, verdicts: [String: XUnitVerdicts.Case], strategy: String,
-                              label: String, slots: Int, oracle: [String: XUnitVerdicts.Case]) -> CaseResult {
+    static func swiftTestCase(_ r: ProcessResult, verdicts: [String: SwiftTestVerdicts.Case], strategy: String,
+                              label: String, slots: Int, oracle: [String: SwiftTestVerdicts.Case]) -> CaseResult {
         let c = CaseResult(strategy: strategy, label: label, fleet: "local", slots: slots, wall: r.seconds,
                            testTime: verdicts.values.reduce(0) { $0 + $1.seconds }, testsPassed: 0, testsExpected: 0,
                            note: r.succeeded ? nil : "ended with \(r.ending)", exitCode: r.exitCode)
@@ -211,7 +250,7 @@ struct RealSuiteBench {
     }
 
     /// Tests passed or skipped, of those the oracle passed or skipped.
-    static func withVerdicts(_ c: CaseResult, _ verdicts: [String: String], oracle: [String: XUnitVerdicts.Case]) -> CaseResult {
+    static func withVerdicts(_ c: CaseResult, _ verdicts: [String: String], oracle: [String: SwiftTestVerdicts.Case]) -> CaseResult {
         var c = c
         let good: Set = ["passed", "skipped"]
         c.testsExpected = oracle.values.filter { good.contains($0.verdict) }.count
@@ -222,7 +261,7 @@ struct RealSuiteBench {
 
     /// Every test whose verdict differs from the oracle's, or that one side lacks. Fanout's `crashed` and
     /// `timed-out` are failures as the serial run's xUnit file would say; `flaky` is not `passed`.
-    static func compare(_ verdicts: [String: String], oracle: [String: XUnitVerdicts.Case], run: String,
+    static func compare(_ verdicts: [String: String], oracle: [String: SwiftTestVerdicts.Case], run: String,
                         evidence: [String: String] = [:]) -> [VerdictDisagreement] {
         func normal(_ v: String) -> String { ["crashed", "timed-out"].contains(v) ? "failed" : v }
         var out: [VerdictDisagreement] = []
@@ -235,7 +274,7 @@ struct RealSuiteBench {
         return out
     }
 
-    static func compare(_ verdicts: [String: FanoutReportFile.Verdict], oracle: [String: XUnitVerdicts.Case],
+    static func compare(_ verdicts: [String: FanoutReportFile.Verdict], oracle: [String: SwiftTestVerdicts.Case],
                         run: String) -> [VerdictDisagreement] {
         compare(verdicts.mapValues(\.verdict), oracle: oracle, run: run, evidence: verdicts.compactMapValues(\.evidence))
     }
@@ -243,14 +282,14 @@ struct RealSuiteBench {
 
 /// The serial runs' verdicts (round 1's is the oracle) and every disagreement found, shared by the cases.
 actor VerdictLog {
-    private(set) var serialRounds: [[String: XUnitVerdicts.Case]] = []
+    private(set) var serialRounds: [[String: SwiftTestVerdicts.Case]] = []
     private(set) var disagreements: [VerdictDisagreement] = []
     /// Kept per run: a run that lost every test would otherwise store thousands of rows.
     static let perRunLimit = 100
 
-    var oracle: [String: XUnitVerdicts.Case] { serialRounds.first ?? [:] }
+    var oracle: [String: SwiftTestVerdicts.Case] { serialRounds.first ?? [:] }
 
-    func recordSerial(round: Int, _ verdicts: [String: XUnitVerdicts.Case]) { serialRounds.append(verdicts) }
+    func recordSerial(round: Int, _ verdicts: [String: SwiftTestVerdicts.Case]) { serialRounds.append(verdicts) }
 
     func record(_ found: [VerdictDisagreement]) {
         disagreements += found.prefix(Self.perRunLimit)

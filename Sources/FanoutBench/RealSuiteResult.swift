@@ -10,6 +10,8 @@ struct RealPackage: Codable, Sendable, Hashable {
     /// Class regexes left out of every run (`fanout run --skip`, `swift test --skip`), with the reason in `skipReason`.
     var skip: [String] = []
     var skipReason: String? = nil
+    /// Why its tests' temporary files go to tmpfs (`TMPDIR`, for every runner alike), when they do.
+    var tmpfs: String? = nil
 
     var name: String { String(repo.split(separator: "/").last ?? Substring(repo)) }
     var url: String { "https://github.com/\(repo)" }
@@ -18,7 +20,9 @@ struct RealPackage: Codable, Sendable, Hashable {
     /// timers, and one that computes, with a few classes far longer than the rest.
     static let all: [RealPackage] = [
         RealPackage(repo: "groue/GRDB.swift", tag: "7.10.0",
-                    kind: "large: thousands of short XCTest methods against SQLite files"),
+                    kind: "large: thousands of short XCTest methods against SQLite files",
+                    tmpfs: "its SQLite files sync to disk thousands of times: this machine's disk takes about 2.4 ms per "
+                        + "fsync, and one serial run on disk had not ended after 15 minutes"),
         RealPackage(repo: "swhitty/FlyingFox", tag: "0.27.1",
                     kind: "waiting: an HTTP server's tests on loopback sockets, timeouts and sleeps (Swift Testing and XCTest)"),
         RealPackage(repo: "apple/swift-collections", tag: "1.6.0",
@@ -66,6 +70,9 @@ struct RealSuiteResult: Codable, Sendable {
     /// Every run's disagreement with the serial oracle (Fanout's runs and swift test --parallel's).
     var disagreements: [VerdictDisagreement]
     var notes: [String]
+    /// Each disagreeing test run alone, one process per run, a few times: `N of M passed alone`. A test that
+    /// passes and fails alone is the suite's own flakiness; one that always passes alone but failed under Fanout is not.
+    var alone: [String: String]? = nil
 
     func strategy(_ name: String) -> CaseResult? { cases.first { $0.strategy == name } }
     var tests: Int { xctestCount + swiftTestingCount }
