@@ -17,6 +17,8 @@ struct RealSuites: AsyncParsableCommand {
     var slots = 8
     @Option(help: "Rounds of every case; each case keeps its median run, with the others as its range.")
     var repeats = 3
+    @Option(help: "Rounds of the serial `swift test` run (default: --repeats); its first round is the oracle.")
+    var oracleRounds: Int?
     @Option(help: "The folder to write real-NAME.json into (one file per package).")
     var jsonDir: String?
     @Option(help: "A benchmark data file (docs/bench-results.json) whose real suites the measured ones replace; `fanout-bench report --from FILE` then writes BENCHMARKS.md from it.")
@@ -32,7 +34,7 @@ struct RealSuites: AsyncParsableCommand {
         var measured: [RealSuiteResult] = []
         for package in packages {
             let bench = RealSuiteBench(package: package, dir: common.dir + "/real", fanout: common.fanout, slots: slots,
-                                       repeats: repeats)
+                                       repeats: repeats, oracleRounds: oracleRounds ?? repeats)
             let result = try await bench.run()
             if let jsonDir { try JSONFiles.write(result, to: "\(jsonDir)/real-\(package.name).json") }
             print(MarkdownReport.realSuiteSection(result))
@@ -54,6 +56,8 @@ struct RealSuiteBench {
     var fanout: String
     var slots: Int
     var repeats: Int
+    /// Rounds of the serial run (its first is the oracle; more show the suite's own flakiness).
+    var oracleRounds: Int
 
     var source: String { "\(dir)/\(package.name)-\(package.tag)" }
     var work: String { "\(dir)/work/\(package.name)" }
@@ -63,14 +67,19 @@ struct RealSuiteBench {
         try? fm.removeItem(atPath: work)
         try fm.createDirectory(atPath: work, withIntermediateDirectories: true)
         let commit = try await checkout()
+        // Inherited by swift test, fanout and every test process alike.
+        let tmp = "/dev/shm/fanout-bench-real/\(package.name)"
         if package.tmpfs != nil {
-            // Inherited by swift test, fanout and every test process alike.
-            let tmp = "/dev/shm/fanout-bench-real/\(package.name)"
             try? fm.removeItem(atPath: tmp)
             try fm.createDirectory(atPath: tmp, withIntermediateDirectories: true)
             setenv("TMPDIR", tmp, 1)
         }
-        defer { if package.tmpfs != nil { unsetenv("TMPDIR") } }
+        defer {
+            if package.tmpfs != nil {
+                unsetenv("TMPDIR")
+                try? FileManager.default.removeItem(atPath: tmp)
+            }
+        }
         progress("\(package.name) \(package.tag) (\(commit.prefix(12))): building tests in \(source)")
         let build = try await Processes.check("swift", ["build", "--build-tests", "--package-path", source], timeout: 3600)
         let bin = try await testBundle()
@@ -88,7 +97,7 @@ struct RealSuiteBench {
         let modules = Dictionary(grouping: listed, by: \.name).compactMapValues { $0.count == 1 ? $0[0].module : nil }
         let (source, work, name, slots) = (source, work, package.name, slots)
 
-        let cases: [@Sendable (Int) async -> CaseResult] = [{ round in
+        let serialCase: @Sendable (Int) async -> CaseResult = { round in
             // The oracle: XCTest one test after the other, and Swift Testing without its in-process parallelism.
             let xunit = "\(work)/serial-\(round).xml"
             let r = await Processes.run("swift", ["test", "--package-path", source, "--skip-build", "--no-parallel",
@@ -99,7 +108,8 @@ struct RealSuiteBench {
             return Self.swiftTestCase(r, verdicts: verdicts.all, strategy: "swift-test-serial",
                                       label: "`swift test` (serial: the verdict oracle)", slots: 1,
                                       oracle: await log.oracle)
-        }, { round in
+        }
+        let cases: [@Sendable (Int) async -> CaseResult] = [{ round in
             // A first run: a history file that does not exist yet. It records, so round 1 warms the warm history.
             let first = "\(work)/first-\(round).sqlite"
             try? FileManager.default.removeItem(atPath: first)
@@ -133,10 +143,13 @@ struct RealSuiteBench {
         }]
 
         let loadBefore = SuiteBench.loadAverage()
-        let measured = await SuiteBench.medians(cases, repeats: repeats) { c in
+        let each: @Sendable (CaseResult) -> Void = { c in
             progress("\(name) \(c.label): wall \(f2(c.wall)) s, \(c.testsPassed)/\(c.testsExpected) passed or skipped"
                      + (c.exitCode.map { ", exit \($0)" } ?? "") + (c.note.map { " — " + $0 } ?? ""))
         }
+        // The oracle's rounds first: every other run is compared with its first round.
+        let measured = await SuiteBench.medians([serialCase], repeats: oracleRounds, each: each)
+            + SuiteBench.medians(cases, repeats: repeats, each: each)
         let loadAfter = SuiteBench.loadAverage()
 
         let serial = await log.serialRounds
