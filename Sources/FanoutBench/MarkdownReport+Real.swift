@@ -88,8 +88,11 @@ extension MarkdownReport {
             s += "\nFanout's first run against `swift test --parallel`: \(q.text(f2, unit: "×")): \(q.verdict).\n"
         }
         s += "\n" + disagreementList(r)
-        if !r.serialUnstable.isEmpty {
-            s += "\nTests whose serial verdict changed between rounds (the suite's own flakiness): "
+        if r.serialUnstable.count >= r.tests, r.tests > 0 {
+            s += "\nIn a later serial round no test had the first round's verdict: that round wrote no verdicts (its "
+                + "process ended early, a crash), so it says nothing of single tests.\n"
+        } else if !r.serialUnstable.isEmpty {
+            s += "\nTests whose serial verdict changed between rounds (the suite's own flakiness; \(r.serialUnstable.count) in all): "
                 + r.serialUnstable.prefix(10).map { "`\($0)`" }.joined(separator: ", ") + ".\n"
         }
         for n in r.notes { s += "\nNote: \(n)\n" }
@@ -108,13 +111,53 @@ extension MarkdownReport {
         for key in groups.keys.sorted() {
             guard let all = groups[key], let d = all.first else { continue }
             s += "- `\(d.test)`: serial **\(d.serial)**, \(d.other) in \(all.map(\.run).joined(separator: "; "))"
-                + (r.alone?[d.test].map { "; run alone: \($0)" } ?? "")
+                + (r.alone?[d.test].map { "; run alone: \($0.text)" } ?? "")
                 + (all.compactMap(\.evidence).first.map { " — \"\(String($0.prefix(200)))\"" } ?? "") + "\n"
         }
         return s
     }
 
+    /// What the real suites showed that the generated ones could not: figures from the results, and what reading
+    /// real suites' verdicts takes.
     static func realLessons(_ results: [RealSuiteResult]) -> String {
-        ""
+        var s = "### What the real suites taught\n\n"
+        let runs = results.reduce(0) { $0 + $1.cases.filter { $0.strategy != "swift-test-serial" }
+            .reduce(0) { $0 + ($1.runWalls?.count ?? 1) } }
+        let fanoutDisagreeing = results.flatMap { r in r.disagreements.filter { $0.run.hasPrefix("Fanout") }.map { (r, $0) } }
+        s += "- **Verdicts.** \(results.reduce(0) { $0 + $1.tests }) tests in \(results.count) suites, \(runs) runs compared "
+            + "test by test with the serial run: "
+        if fanoutDisagreeing.isEmpty {
+            s += "Fanout's verdicts never differed from it.\n"
+        } else {
+            let flakyAlone = Set(fanoutDisagreeing.filter { r, d in r.alone?[d.test]?.flaky == true }.map(\.1.test))
+            s += "Fanout's differed on \(Set(fanoutDisagreeing.map(\.1.test)).count) test(s), listed above with each one run "
+                + "alone 5 times; \(flakyAlone.count) of them both passed and failed alone, in one process of its own: "
+                + "the suite's own flakiness, which a second runner exposes as a disagreement. The serial run is an "
+                + "oracle only for tests whose verdict is stable; run the disagreeing tests alone before blaming the runner.\n"
+        }
+        for r in results {
+            guard r.serialTestTime > 0, let warm = r.strategy("fanout"), let parallel = r.strategy("swift-test-parallel") else { continue }
+            let share = r.longestTest / r.serialTestTime
+            let q = ratios(parallel, over: warm)
+            s += "- **\(r.package.name)**: its longest test is \(f2(r.longestTest)) s of \(f1(r.serialTestTime)) s serial test time "
+                + "(\(Int((share * 100).rounded())) %); on \(r.cores) cores no schedule ends before max(CPU time / cores, "
+                + "longest test). Fanout warm \(walls(warm).text(f2, unit: " s")), `swift test --parallel` "
+                + "\(walls(parallel).text(f2, unit: " s")): \(q.verdict)"
+                + (r.swiftTestingCount > 0 && r.xctestCount == 0
+                    ? ". Its tests are all Swift Testing, which already runs them in parallel inside one process: "
+                        + "`swift test --parallel` is one process, Fanout one per suite (\(warm.processes.map(String.init) ?? "?") "
+                        + "in its warm run), each paying the start of a debug test binary"
+                    : "") + ".\n"
+        }
+        s += """
+            - **Reading `swift test`'s verdicts.** `--xunit-output` writes XCTest's file only with `--parallel`: the serial \
+            run's XCTest verdicts come from its console lines (which lack the module: classes are put in their modules \
+            from the bundle's `--list-tests`). With `--parallel`, an `XCTSkip` is written as a passing test case. Swift \
+            Testing's file (`-swift-testing` before the extension) spells nested suites `Module.Outer.Inner` and puts \
+            functions outside any suite in `classname="Module"`; and without `--no-parallel` Swift Testing runs its \
+            tests in parallel even when XCTest runs serially.
+
+            """
+        return s
     }
 }

@@ -156,10 +156,16 @@ struct RealSuiteBench {
         let oracle = serial.first ?? [:]
         // Swift Testing's tests: its xUnit file (XCTest's serial verdicts came from the console).
         let firstSerial = SwiftTestVerdicts.read("\(work)/serial-1.xml")
-        let unstable = Set(serial.dropFirst().flatMap { round in
+        // A round with no verdicts at all did not run its tests (its process crashed): said once, not per test.
+        let unstable = Set(serial.dropFirst().filter { !$0.isEmpty }.flatMap { round in
             Set(oracle.keys).union(round.keys).filter { oracle[$0]?.verdict != round[$0]?.verdict }
         }).sorted()
         var notes: [String] = []
+        for (i, round) in serial.enumerated() where round.isEmpty {
+            let log = (try? String(contentsOfFile: "\(work)/serial-\(i + 1).log", encoding: .utf8)) ?? ""
+            let fatal = log.split(separator: "\n").first { $0.contains("Fatal error") || $0.contains("crashed") }
+            notes.append("serial round \(i + 1) gave no verdicts" + (fatal.map { ": \($0)" } ?? ""))
+        }
         if let reason = package.tmpfs { notes.append("every runner's TMPDIR was on tmpfs (/dev/shm): \(reason)") }
         if let reason = package.skipReason { notes.append("left out: \(package.skip.joined(separator: ", ")): \(reason)") }
         let failing = oracle.filter { $0.value.verdict == "failed" }.keys.sorted()
@@ -216,8 +222,8 @@ struct RealSuiteBench {
 
     /// Every disagreeing test (10 at most) run alone `times` times, straight from the bundle: how often it passes.
     static func aloneRuns(of disagreements: [VerdictDisagreement], bin: String, swiftTesting: Set<String>,
-                          times: Int = 5) async -> [String: String] {
-        var out: [String: String] = [:]
+                          times: Int = 5) async -> [String: AloneRuns] {
+        var out: [String: AloneRuns] = [:]
         for test in Array(Set(disagreements.map(\.test)).filter { $0.contains("/") }).sorted().prefix(10) {
             // `Module.Class/test` is XCTest's selector; Swift Testing takes an anchored regex.
             let args = swiftTesting.contains(test)
@@ -225,7 +231,7 @@ struct RealSuiteBench {
                 : [test]
             var passed = 0
             for _ in 0..<times where await Processes.run(bin, args, timeout: 600).succeeded { passed += 1 }
-            out[test] = "\(passed) of \(times) passed alone"
+            out[test] = AloneRuns(passed: passed, runs: times)
             progress("\(test): \(passed) of \(times) runs alone passed")
         }
         return out

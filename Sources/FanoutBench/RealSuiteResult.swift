@@ -44,6 +44,15 @@ struct VerdictDisagreement: Codable, Sendable, Hashable {
     var evidence: String?
 }
 
+/// A test run alone, one process per run: how often it passed (or skipped itself).
+struct AloneRuns: Codable, Sendable, Hashable {
+    var passed: Int
+    var runs: Int
+    /// Passed and failed alone: the suite's own flakiness.
+    var flaky: Bool { passed > 0 && passed < runs }
+    var text: String { "\(passed) of \(runs) passed alone" }
+}
+
 /// Everything measured for one real package.
 struct RealSuiteResult: Codable, Sendable {
     var package: RealPackage
@@ -72,7 +81,7 @@ struct RealSuiteResult: Codable, Sendable {
     var notes: [String]
     /// Each disagreeing test run alone, one process per run, a few times: `N of M passed alone`. A test that
     /// passes and fails alone is the suite's own flakiness; one that always passes alone but failed under Fanout is not.
-    var alone: [String: String]? = nil
+    var alone: [String: AloneRuns]? = nil
 
     func strategy(_ name: String) -> CaseResult? { cases.first { $0.strategy == name } }
     var tests: Int { xctestCount + swiftTestingCount }
