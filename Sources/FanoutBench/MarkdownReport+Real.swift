@@ -56,6 +56,10 @@ extension MarkdownReport {
 
 
             """
+        let missing = RealPackage.all.filter { p in !results.contains { $0.package.name == p.name } }
+        if !missing.isEmpty {
+            s += "Not measured in this run: " + missing.map { "\($0.repo) \($0.tag)" }.joined(separator: ", ") + ".\n\n"
+        }
         for r in results { s += realSuiteSection(r) + "\n" }
         return s + realLessons(results)
     }
@@ -129,11 +133,24 @@ extension MarkdownReport {
         if fanoutDisagreeing.isEmpty {
             s += "Fanout's verdicts never differed from it.\n"
         } else {
-            let flakyAlone = Set(fanoutDisagreeing.filter { r, d in r.alone?[d.test]?.flaky == true }.map(\.1.test))
-            s += "Fanout's differed on \(Set(fanoutDisagreeing.map(\.1.test)).count) test(s), listed above with each one run "
-                + "alone 5 times; \(flakyAlone.count) of them both passed and failed alone, in one process of its own: "
-                + "the suite's own flakiness, which a second runner exposes as a disagreement. The serial run is an "
-                + "oracle only for tests whose verdict is stable; run the disagreeing tests alone before blaming the runner.\n"
+            let tests = Set(fanoutDisagreeing.map(\.1.test))
+            func count(_ rule: (RealSuiteResult, VerdictDisagreement, AloneRuns) -> Bool) -> Int {
+                Set(fanoutDisagreeing.filter { r, d in r.alone?[d.test].map { rule(r, d, $0) } == true }.map(\.1.test)).count
+            }
+            let flaky = count { _, _, a in a.flaky }
+            let failBeside = count { _, d, a in d.serial == "passed" && a.passed == a.runs }
+            let serialOutlier = count { _, d, a in d.serial == "failed" && a.passed == a.runs }
+            let passUnderLoad = count { _, d, a in d.serial == "failed" && a.passed == 0 }
+            s += "Fanout's differed on \(tests.count) test(s), listed above with each one run alone 5 times. "
+                + "\(failBeside) passed serially and in every run alone but failed in a Fanout run beside other tests on "
+                + "\(results[0].cores) cores (expectation time-outs, event-order assertions); \(serialOutlier) failed "
+                + "serially but passed alone and in the parallel runs; \(passUnderLoad) failed serially and in every run "
+                + "alone but passed in a Fanout run; \(flaky) both passed and failed alone. Each of them changes its "
+                + "verdict with the timing the machine's load gives it"
+                + (results.contains { $0.disagreements.contains { $0.run.hasPrefix("swift test --parallel") && $0.serial == "passed" } }
+                    ? " (`swift test --parallel` failed tests that passed serially too)" : "")
+                + ", not with the runner: the serial run is an oracle only where verdicts are stable, so run "
+                + "the disagreeing tests alone before blaming the runner.\n"
         }
         for r in results {
             guard r.serialTestTime > 0, let warm = r.strategy("fanout"), let parallel = r.strategy("swift-test-parallel") else { continue }

@@ -20,11 +20,11 @@ struct RealPackage: Codable, Sendable, Hashable {
     /// timers, and one that computes, with a few classes far longer than the rest.
     static let all: [RealPackage] = [
         RealPackage(repo: "groue/GRDB.swift", tag: "7.10.0",
-                    kind: "large: thousands of short XCTest methods against SQLite files",
+                    kind: "large and skewed: thousands of short XCTest methods against SQLite files, a few cursor tests of many seconds",
                     tmpfs: "its SQLite files sync to disk thousands of times: this machine's disk takes about 2.4 ms per "
                         + "fsync, and one serial run on disk had not ended after 15 minutes"),
         RealPackage(repo: "swhitty/FlyingFox", tag: "0.27.1",
-                    kind: "waiting: an HTTP server's tests on loopback sockets, timeouts and sleeps (Swift Testing and XCTest)"),
+                    kind: "waiting: an HTTP server's Swift Testing suites on loopback sockets, with timeouts and sleeps"),
         RealPackage(repo: "apple/swift-collections", tag: "1.6.0",
                     kind: "computing and skewed: exhaustive checks of data structures, a few classes far longer than the rest"),
     ]
