@@ -29,6 +29,11 @@
 #                                          control (5 by default, at least 3), every figure their median with its
 #                                          min–max; writes docs/report-page-results.json and docs/report-html.md's
 #                                          page-load figures.
+#   scripts/bench.sh --real [--repeat K]   public packages' own suites (GRDB.swift, FlyingFox, swift-collections), pinned
+#                                          by tag and cloned into $BENCH_DIR/real: run serially by `swift test` (the verdict
+#                                          oracle), by Fanout (first run, warm) and by `swift test --parallel`, K rounds (3 by
+#                                          default), every verdict checked; their results replace the real suites of
+#                                          docs/bench-results.json, and BENCHMARKS.md is written from it. Not run in CI.
 #   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
 #                                          only that generated suite (as in --full; repeatable), and with --cases only
 #                                          those local strategies (`fanout-bench suite --help`); its results go to
@@ -40,12 +45,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
     --page) page=1; shift ;;
+    --real) real=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -75,6 +81,17 @@ report_page() {
 if ((page)); then
   # --repeat 2 is refused by report-page (every figure is a median of at least 3); no --repeat means 5.
   report_page "$((repeat > 1 ? repeat : 5))" "scripts/bench.sh --page$( ((repeat > 1)) && echo " --repeat $repeat")"
+  exit 0
+fi
+
+# ---- --real: public packages' own suites (fanout-bench real), apart from --full ------------------------------------
+if ((real)); then
+  swift build -c release --product fanout-bench >/dev/null
+  bench="$(swift build -c release --show-bin-path)/fanout-bench"
+  "$bench" real --fanout "$fanout" --dir "$bench_dir" --repeats "$((repeat > 1 ? repeat : 3))" \
+    --json-dir "$bench_dir/results" --data "$root/docs/bench-results.json"
+  "$bench" report --from "$root/docs/bench-results.json" --markdown "$root/BENCHMARKS.md" \
+    --svg "$root/docs/bench-ratios.svg" --readme "$root/README.md"
   exit 0
 fi
 

@@ -201,6 +201,8 @@ struct BenchRun: Codable, Sendable {
     var fleet: FleetScaleResult?
     /// `fanout report merge` over large shard reports, when measured.
     var mergeScale: MergeScaleResult?
+    /// Public packages' own suites (`fanout-bench real`), when measured.
+    var realSuites: [RealSuiteResult]? = nil
 }
 
 /// A figure over repeated runs: the median and the min–max of the runs. A claim of "faster" holds only when the

@@ -15,6 +15,11 @@ struct FanoutReportFile: Decodable {
     struct Attempt: Decodable {
         var outcome: String
         var duration: Double
+        var issues: [Issue]?
+    }
+    struct Issue: Decodable {
+        var kind: String
+        var message: String
     }
     struct Result: Decodable {
         var id: ID
@@ -92,6 +97,22 @@ struct FanoutReportFile: Decodable {
         for r in results { sums[r.id.suite.qualified, default: 0] += r.duration ?? 0 }
         var out: [String: Double] = [:]
         for c in classes { out[c.suite.qualified] = c.actual ?? sums[c.suite.qualified] }
+        return out
+    }
+
+    /// A test's outcome, with the first issue of its last attempt as evidence.
+    struct Verdict: Sendable {
+        var verdict: String
+        var evidence: String?
+    }
+
+    /// Outcome per test, `Module.Suite/name`.
+    var verdicts: [String: Verdict] {
+        var out: [String: Verdict] = [:]
+        for r in results {
+            let issue = r.attempts.last?.issues?.first.map { "\($0.kind): \(String($0.message.prefix(300)))" }
+            out["\(r.id.suite.qualified)/\(r.id.name)"] = Verdict(verdict: r.outcome, evidence: issue)
+        }
         return out
     }
 }

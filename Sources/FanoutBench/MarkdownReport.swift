@@ -172,7 +172,7 @@ enum MarkdownReport {
 
     static func document(_ run: BenchRun) -> String {
         document(suites: run.suites, sims: run.sims, fleet: run.fleet, machine: run.machine, command: run.command,
-                 demo: run.demo, elapsed: run.elapsed, mergeScale: run.mergeScale)
+                 demo: run.demo, elapsed: run.elapsed, mergeScale: run.mergeScale) + realSection(run.realSuites ?? [])
     }
 
     /// What a first run or a wrong history costs where stealing cannot help: a long single method that the estimates

@@ -57,6 +57,7 @@ struct Report: AsyncParsableCommand {
             run = base
         } else if let results {
             run = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
+                .withRealSuites(from: results, keeping: data)
         } else {
             throw ValidationError("give --results DIR (a benchmark run's results) or --from FILE (its data file)")
         }
