@@ -3,7 +3,7 @@ import Foundation
 /// The "Real suites" section of BENCHMARKS.md: public packages' own suites (`fanout-bench real`).
 extension MarkdownReport {
     /// A median with its min–max, of one figure over the rounds.
-    struct Spread {
+    struct RoundSpread {
         var values: [Double]
         var median: Double { medianOf(values) }
         var min: Double { values.min() ?? 0 }
@@ -22,12 +22,12 @@ extension MarkdownReport {
     }
 
     /// Walls of a case over the rounds (the median run's alone when it ran once).
-    static func walls(_ c: CaseResult) -> Spread { Spread(values: c.runWalls ?? [c.wall]) }
+    static func walls(_ c: CaseResult) -> RoundSpread { RoundSpread(values: c.runWalls ?? [c.wall]) }
 
     /// Round by round, `other`'s wall / `fanout`'s: above 1, Fanout was faster.
-    static func ratios(_ other: CaseResult, over fanout: CaseResult) -> Spread {
+    static func ratios(_ other: CaseResult, over fanout: CaseResult) -> RoundSpread {
         let a = other.runWalls ?? [other.wall], b = fanout.runWalls ?? [fanout.wall]
-        return Spread(values: zip(a, b).map { $0 / Swift.max($1, 1e-9) })
+        return RoundSpread(values: zip(a, b).map { $0 / Swift.max($1, 1e-9) })
     }
 
     static func realSection(_ results: [RealSuiteResult]) -> String {

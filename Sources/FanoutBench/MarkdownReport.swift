@@ -30,19 +30,23 @@ enum MarkdownReport {
                     ratio = speedupText(c, over: pair) + (pair.strategy == "fanout" ? "" : " (vs `--package`)")
                 }
                 let name = c.isFanout ? "**\(c.label)**" : c.label
-                s += "| \(fleetName(fleet, r)) | \(name) | \(Spread(c.walls)!.text(f2, unit: " s")) | "
-                    + (c.makespan.map { f2($0) + " s" } ?? "—") + " | "
-                    + (r.ratioSpread(c)?.text(f3) ?? "—") + " | "
-                    + "\(f2(c.wall - r.lowerBound(of: c))) s | " + (c.processes.map(String.init) ?? "—") + " | "
-                    + "\(testsCell(c)) | \(ratio) |\n"
+                let wall: String = Spread(c.walls)?.text(f2, unit: " s") ?? "—"
+                let makespan: String = c.makespan.map { f2($0) + " s" } ?? "—"
+                let efficiency: String = r.ratioSpread(c)?.text(f3) ?? "—"
+                let overhead: String = f2(c.wall - r.lowerBound(of: c)) + " s"
+                let processes: String = c.processes.map(String.init) ?? "—"
+                let cells: [String] = [fleetName(fleet, r), name, wall, makespan, efficiency, overhead, processes, testsCell(c), ratio]
+                s += "| " + cells.joined(separator: " | ") + " |\n"
             }
         }
         let measured = r.cases.filter { $0.cpuSeconds != nil }
         if !measured.isEmpty {
+            let parts: [String] = measured.map { c in
+                let processes: String = c.processes.map { "\($0) processes" } ?? "?"
+                return "\(c.label) \(f1(c.cpuSeconds ?? 0)) s in \(processes)"
+            }
             s += "\nCPU (user + system, `/usr/bin/time`: the command and every process it started, test processes and "
-                + "their starts included), of the median run: "
-                + measured.map { "\($0.label) \(f1($0.cpuSeconds ?? 0)) s in \($0.processes.map { "\($0) processes" } ?? "?")" }
-                    .joined(separator: "; ") + ".\n"
+            s += "their starts included), of the median run: " + parts.joined(separator: "; ") + ".\n"
         }
         let notes = r.cases.compactMap { c in c.note.map { "- \(c.label) (\(c.fleet)): \(String($0.prefix(300)))" } }
         if !notes.isEmpty { s += "\nNotes:\n" + notes.joined(separator: "\n") + "\n" }
