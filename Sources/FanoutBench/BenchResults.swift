@@ -238,7 +238,9 @@ struct Spread: Sendable {
 
 extension CaseResult {
     /// The wall of every run (the row's own when it ran once).
-    var walls: [Double] { runWalls ?? [wall] }
+    var walls: [Double] { runWalls.flatMap { $0.isEmpty ? nil : $0 } ?? [wall] }
+    /// Its walls' median and range (never empty).
+    var wallSpread: Spread { Spread(walls)! }
 }
 
 extension SuiteResult {

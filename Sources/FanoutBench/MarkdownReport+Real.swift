@@ -2,32 +2,9 @@ import Foundation
 
 /// The "Real suites" section of BENCHMARKS.md: public packages' own suites (`fanout-bench real`).
 extension MarkdownReport {
-    /// A median with its min–max, of one figure over the rounds.
-    struct RoundSpread {
-        var values: [Double]
-        var median: Double { medianOf(values) }
-        var min: Double { values.min() ?? 0 }
-        var max: Double { values.max() ?? 0 }
-
-        /// `1.23 (1.10–1.40)`, or `1.23 (1 run, no range)`.
-        func text(_ format: (Double) -> String, unit: String = "") -> String {
-            values.count > 1 ? "\(format(median))\(unit) (\(format(min))–\(format(max)))"
-                : "\(format(median))\(unit) (1 run, no range)"
-        }
-
-        /// Fanout is faster only when every round's ratio is above 1; slower only when every one is below.
-        var verdict: String {
-            values.count < 3 ? "fewer than 3 runs: no claim" : min > 1 ? "Fanout faster" : max < 1 ? "Fanout slower" : "even"
-        }
-    }
-
-    /// Walls of a case over the rounds (the median run's alone when it ran once).
-    static func walls(_ c: CaseResult) -> RoundSpread { RoundSpread(values: c.runWalls ?? [c.wall]) }
-
-    /// Round by round, `other`'s wall / `fanout`'s: above 1, Fanout was faster.
-    static func ratios(_ other: CaseResult, over fanout: CaseResult) -> RoundSpread {
-        let a = other.runWalls ?? [other.wall], b = fanout.runWalls ?? [fanout.wall]
-        return RoundSpread(values: zip(a, b).map { $0 / Swift.max($1, 1e-9) })
+    /// What a paired ratio (`other` / Fanout's) says of a real suite: no claim from fewer than 3 rounds.
+    static func realVerdict(_ q: Spread) -> String {
+        q.runs < 3 ? "fewer than 3 runs: no claim" : q.verdict == "even" ? "even" : "Fanout " + q.verdict
     }
 
     static func realSection(_ results: [RealSuiteResult]) -> String {
@@ -79,17 +56,17 @@ extension MarkdownReport {
             let disagreeing = Set(r.disagreements.filter { $0.run.hasPrefix(c.label + ", round") }.map(\.test)).count
             var versus = "—"
             if let warm, c.strategy != "fanout" {
-                let q = ratios(c, over: warm)
-                versus = q.text(f2, unit: "×") + ": " + q.verdict
+                let q = speedups(c, over: warm)
+                versus = q.text(f2, unit: "×") + ": " + realVerdict(q)
             }
-            s += "| \(c.isFanout ? "**\(c.label)**" : c.label) | \(walls(c).text(f2, unit: " s")) | "
+            s += "| \(c.isFanout ? "**\(c.label)**" : c.label) | \(c.wallSpread.text(f2, unit: " s")) | "
                 + (c.makespan.map { f2($0) + " s" } ?? "—") + " | " + (c.processes.map(String.init) ?? "—") + " | "
                 + "\(c.testsPassed)/\(c.testsExpected)\(c.exitCode.map { $0 == 0 ? "" : ", exit \($0)" } ?? "") | "
                 + "\(c.strategy == "swift-test-serial" ? "(oracle)" : String(disagreeing)) | \(versus) |\n"
         }
         if let first = r.strategy("fanout-cold"), let parallel = r.strategy("swift-test-parallel") {
-            let q = ratios(parallel, over: first)
-            s += "\nFanout's first run against `swift test --parallel`: \(q.text(f2, unit: "×")): \(q.verdict).\n"
+            let q = speedups(parallel, over: first)
+            s += "\nFanout's first run against `swift test --parallel`: \(q.text(f2, unit: "×")): \(realVerdict(q)).\n"
         }
         s += "\n" + disagreementList(r)
         if r.serialUnstable.count >= r.tests, r.tests > 0 {
@@ -155,11 +132,11 @@ extension MarkdownReport {
         for r in results {
             guard r.serialTestTime > 0, let warm = r.strategy("fanout"), let parallel = r.strategy("swift-test-parallel") else { continue }
             let share = r.longestTest / r.serialTestTime
-            let q = ratios(parallel, over: warm)
+            let q = speedups(parallel, over: warm)
             s += "- **\(r.package.name)**: its longest test is \(f2(r.longestTest)) s of \(f1(r.serialTestTime)) s serial test time "
                 + "(\(Int((share * 100).rounded())) %); on \(r.cores) cores no schedule ends before max(CPU time / cores, "
-                + "longest test). Fanout warm \(walls(warm).text(f2, unit: " s")), `swift test --parallel` "
-                + "\(walls(parallel).text(f2, unit: " s")): \(q.verdict)"
+                + "longest test). Fanout warm \(warm.wallSpread.text(f2, unit: " s")), `swift test --parallel` "
+                + "\(parallel.wallSpread.text(f2, unit: " s")): \(realVerdict(q))"
                 + (r.swiftTestingCount > 0 && r.xctestCount == 0
                     ? ". Its tests are all Swift Testing, which already runs them in parallel inside one process: "
                         + "`swift test --parallel` is one process, Fanout one per suite (\(warm.processes.map(String.init) ?? "?") "

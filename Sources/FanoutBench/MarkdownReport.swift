@@ -30,7 +30,7 @@ enum MarkdownReport {
                     ratio = speedupText(c, over: pair) + (pair.strategy == "fanout" ? "" : " (vs `--package`)")
                 }
                 let name = c.isFanout ? "**\(c.label)**" : c.label
-                let wall: String = Spread(c.walls)?.text(f2, unit: " s") ?? "—"
+                let wall: String = c.wallSpread.text(f2, unit: " s")
                 let makespan: String = c.makespan.map { f2($0) + " s" } ?? "—"
                 let efficiency: String = r.ratioSpread(c)?.text(f3) ?? "—"
                 let overhead: String = f2(c.wall - r.lowerBound(of: c)) + " s"
@@ -265,11 +265,16 @@ enum MarkdownReport {
 
     /// README with the text between the markers replaced.
     static func replacingFigures(in readme: String, with figures: String) throws -> String {
-        guard let begin = readme.range(of: readmeBegin), let end = readme.range(of: readmeEnd),
-              begin.upperBound <= end.lowerBound else {
-            throw BenchError("README has no generated figures section: put \(readmeBegin) and \(readmeEnd) where they go")
+        try replacingBlock(in: readme, begin: readmeBegin, end: readmeEnd, with: figures, what: "README has no generated figures section")
+    }
+
+    /// `text` with what stands between the `begin` and `end` markers replaced by `block`; `what` names the document
+    /// in the error when the markers are missing.
+    static func replacingBlock(in text: String, begin: String, end: String, with block: String, what: String) throws -> String {
+        guard let b = text.range(of: begin), let e = text.range(of: end), b.upperBound <= e.lowerBound else {
+            throw BenchError("\(what): put \(begin) and \(end) where they go")
         }
-        return String(readme[..<begin.upperBound]) + "\n" + figures + String(readme[end.lowerBound...])
+        return String(text[..<b.upperBound]) + "\n" + block + String(text[e.lowerBound...])
     }
 
     static func document(suites: [SuiteResult], sims: [SimulationResult], fleet: FleetScaleResult?, machine m: Machine,

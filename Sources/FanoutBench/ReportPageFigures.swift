@@ -79,10 +79,8 @@ enum ReportPageFigures {
         init(doc path: String, result: ReportPageResult?) throws {
             self.path = path
             current = try String(contentsOfFile: path, encoding: .utf8)
-            guard let b = current.range(of: begin), let e = current.range(of: end), b.upperBound <= e.lowerBound else {
-                throw BenchError("\(path) has no generated page-load figures: put \(begin) and \(end) where they go")
-            }
-            regenerated = String(current[..<b.upperBound]) + "\n" + block(result) + String(current[e.lowerBound...])
+            regenerated = try MarkdownReport.replacingBlock(in: current, begin: begin, end: end, with: block(result),
+                                                            what: "\(path) has no generated page-load figures")
         }
 
         /// From the data file; no data file means not measured yet.

@@ -115,5 +115,41 @@ import Testing
             }
         }
     }
+
+    /// `report --update`: a partial run's suite replaces that shape's in the data file, marked as measured apart with
+    /// its own date and commit; every other suite stays as it was measured.
+    @Test func aPartialRunReplacesItsSuiteOnlyAndSaysSo() async throws {
+        let dir = try TempDir()
+        let original = try Data(contentsOf: URL(fileURLWithPath: repositoryRoot.path + "/docs/bench-results.json"))
+        let run = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+        let suites = try #require(run["suites"] as? [[String: Any]])
+        let index = try #require(suites.firstIndex { $0["shape"] as? String == "skewed" })
+        var skewed = suites[index]
+        skewed["measuredApart"] = nil
+        skewed["classes"] = 12345
+        try FileManager.default.createDirectory(atPath: dir.file("results"), withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: skewed).write(to: URL(fileURLWithPath: dir.file("results/suite-skewed.json")))
+        try original.write(to: URL(fileURLWithPath: dir.file("data.json")))
+        for file in ["README.md", "docs/report-html.md"] {
+            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file,
+                                             toPath: dir.file((file as NSString).lastPathComponent))
+        }
+        let bench = try siblingExecutable("fanout-bench")
+        let args = ["report", "--results", dir.file("results"), "--update", "--data", dir.file("data.json"),
+                    "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
+                    "--page-data", repositoryRoot.path + "/docs/report-page-results.json", "--page-doc", dir.file("report-html.md"),
+                    "--repo", repositoryRoot.path, "--command", "partial run"]
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
+        #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
+        let updated = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.file("data.json")))) as? [String: Any])
+        let after = try #require(updated["suites"] as? [[String: Any]])
+        #expect(after.map { $0["shape"] as? String } == suites.map { $0["shape"] as? String }, "same suites, same order")
+        let replaced = try #require(after.first { $0["shape"] as? String == "skewed" })
+        #expect(replaced["classes"] as? Int == 12345)
+        #expect((replaced["measuredApart"] as? String)?.contains("by `partial run`") == true)
+        #expect(after.filter { $0["shape"] as? String != "skewed" }.allSatisfy { $0["measuredApart"] == nil || $0["shape"] as? String == "mixed" })
+        let doc = try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+        #expect(doc.contains("*Measured apart from the rest of this page:") && doc.contains("by `partial run`"))
+    }
 }
 
