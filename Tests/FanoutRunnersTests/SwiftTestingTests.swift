@@ -39,6 +39,26 @@ import Testing
         #expect(events.ended.contains { $0.0.suite.name == "StringSuite/Unicode" })
     }
 
+    /// A test's own `print` on the same line as a record, after it (captured from FlyingFox 0.27.1) or before it:
+    /// the record still counts, so a test that passed is not called crashed at the unit's exit.
+    @Test func aRecordSharingItsLineWithATestsOutputStillCounts() throws {
+        let captured = try Captures.bytes("swift-testing-interleaved-flyingfox.jsonl")
+        let events = parse(SwiftTestingEventParser(), stdout: captured)
+        #expect(events.started.map(\.name) == ["socketRead0Byte_ReturnsEmptyArray()"])
+        #expect(events.ended.map(\.0.name) == ["socketRead0Byte_ReturnsEmptyArray()"])
+        #expect(events.ended.first?.1 == .passed)
+        // The same records with output before them on their lines.
+        let text = String(decoding: captured, as: UTF8.self).split(separator: "\n").map { "noise {not json} " + $0 }
+        let prefixed = parse(SwiftTestingEventParser(), stdout: Array((text.joined(separator: "\n") + "\n").utf8))
+        #expect(prefixed.ended.map(\.1) == [.passed])
+        // An object ends at its closing brace outside strings; one cut short is none.
+        let line = #"x{"kind":"test","payload":{"n":"a\"}b"}}tail"#
+        let open = try #require(line.firstIndex(of: "{"))
+        #expect(SwiftTestingEventParser.object(in: line, from: open) == #"{"kind":"test","payload":{"n":"a\"}b"}}"#)
+        let cut = #"{"kind":"event","payload":{"a":"}"}"#
+        #expect(SwiftTestingEventParser.object(in: cut, from: cut.startIndex) == nil)
+    }
+
     @Test func nothingMatchedProducesNoEvents() throws {
         let events = parse(SwiftTestingEventParser(), stdout: try Captures.bytes("swift-testing-nomatch.jsonl"))
         #expect(events.isEmpty)

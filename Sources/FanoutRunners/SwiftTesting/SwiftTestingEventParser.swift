@@ -3,8 +3,11 @@ import Foundation
 
 /// Parses Swift Testing's JSON Lines event stream (`--event-stream-output-path`) into events.
 ///
-/// Every line is a complete record, even after a crash. `testEnded` carries no verdict: a test failed when an issue
-/// that counts as a failure was recorded for it. Lines that are not records (console noise, garbage) are ignored.
+/// Every record is complete, even after a crash. But the stream goes to stdout, which the tests' own output shares,
+/// and a record's newline is written apart from it: a test's `print` can land right after a record (or before one)
+/// on the same line (seen on FlyingFox 0.27.1: `{…"testEnded"…}timeout(message: …`). So a record is taken from
+/// wherever it stands in a line (``record(in:)``). `testEnded` carries no verdict: a test failed when an issue that
+/// counts as a failure was recorded for it. Lines without a record (console noise, garbage) are ignored.
 public struct SwiftTestingEventParser: OutputParser {
     private var lines = LineBuffer()
     private var kinds: [String: String] = [:]
@@ -71,10 +74,54 @@ public struct SwiftTestingEventParser: OutputParser {
         var text: String?
     }
 
+    /// The object that opens at `start` (a `{`), to the brace that closes it outside strings; nil when it is cut.
+    static func object(in line: String, from start: String.Index) -> Substring? {
+        let bytes = line.utf8[start...]
+        var depth = 0, inString = false, escaped = false
+        for i in bytes.indices {
+            let b = bytes[i]
+            if inString {
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"): depth += 1
+            case UInt8(ascii: "}"):
+                depth -= 1
+                if depth == 0 { return line[start...i] }
+            default: break
+            }
+        }
+        return nil
+    }
+
+    /// The record of a line: the whole line when it is one (keys in any order); else the first object in it that
+    /// decodes as a record, whatever output stands before or after it. Linear in the line: an object that is no
+    /// record is skipped whole, and only a few objects are tried (garbage can hold many braces).
+    func record(in line: String) -> Record? {
+        if line.hasPrefix("{"), !JSONNesting.exceedsLimit(line[...]),
+           let whole = try? decoder.decode(Record.self, from: Data(line.utf8)), whole.payload != nil {
+            return whole
+        }
+        var from = line.startIndex
+        for _ in 0..<Self.objectsTriedPerLine {
+            guard let open = line[from...].range(of: #"{""#)?.lowerBound else { return nil }
+            guard let text = Self.object(in: line, from: open) else { from = line.index(after: open); continue }
+            if !JSONNesting.exceedsLimit(text), let found = try? decoder.decode(Record.self, from: Data(text.utf8)),
+               found.kind != nil, found.payload != nil {
+                return found
+            }
+            from = text.endIndex
+        }
+        return nil
+    }
+
+    /// How many objects a line that is not a record as a whole is searched for one.
+    static let objectsTriedPerLine = 4
+
     mutating func parse(_ line: String, into events: inout [TestEvent]) {
-        guard line.hasPrefix("{"), !JSONNesting.exceedsLimit(line[...]),
-              let record = try? decoder.decode(Record.self, from: Data(line.utf8)),
-              let payload = record.payload else { return }
+        guard let record = record(in: line), let payload = record.payload else { return }
         if record.kind == "test" {
             if let id = payload.id, let kind = payload.kind { kinds[id] = kind }
             return
