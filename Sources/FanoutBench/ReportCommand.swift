@@ -16,7 +16,7 @@ struct Report: AsyncParsableCommand {
     var from: String?
     @Option(help: "The data file to write (with --results).")
     var data = "docs/bench-results.json"
-    @Flag(help: "With --results: a partial run (`scripts/bench.sh --suite SHAPE`). Its suites replace those of the same shape in --data, marked with this run's date and commit; the rest of --data stays as it was measured.")
+    @Flag(help: "With --results: a partial run (`scripts/bench.sh --suite SHAPE`, `fanout-bench real --json-dir`). Its suites replace those of the same shape in --data, marked with this run's date and commit, and its real-*.json those of the same packages; the rest of --data stays as it was measured.")
     var update = false
     @Option(help: "The Markdown file to write.")
     var markdown = "BENCHMARKS.md"
@@ -54,7 +54,8 @@ struct Report: AsyncParsableCommand {
             }
             let order = SuiteShape.allCases
             base.suites.sort { (order.firstIndex(of: $0.shape) ?? 0) < (order.firstIndex(of: $1.shape) ?? 0) }
-            run = base
+            // Real suites measured apart (`fanout-bench real --json-dir DIR`) replace those of the same packages.
+            run = base.replacingRealSuites(try base.withRealSuites(from: results, keeping: data).realSuites ?? [])
         } else if let results {
             run = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
                 .withRealSuites(from: results, keeping: data)
