@@ -28,15 +28,15 @@ public enum ProcessEvent: Sendable, Hashable {
 }
 
 extension ResourceUsage {
-    /// The later of two cumulative samples of one unit: each field is the larger (a process that exited takes its
-    /// CPU time and memory out of the next sample; what it consumed still counts).
+    /// The later of two samples of one unit (`self` the later): each cumulative field is the larger (a process that
+    /// exited takes its CPU time, memory and waits out of the next sample; what it consumed still counts); the
+    /// threads ready to run are the later sample's.
     func atLeast(_ other: ResourceUsage?) -> ResourceUsage {
         guard let other else { return self }
-        let peak: Int64? = switch (peakMemoryBytes, other.peakMemoryBytes) {
-        case let (a?, b?): max(a, b)
-        case let (a, b): a ?? b
-        }
-        return ResourceUsage(cpuSeconds: max(cpuSeconds, other.cpuSeconds), peakMemoryBytes: peak)
+        func larger<T: Comparable>(_ a: T?, _ b: T?) -> T? { a.map { max($0, b ?? $0) } ?? b }
+        return ResourceUsage(cpuSeconds: max(cpuSeconds, other.cpuSeconds),
+                             peakMemoryBytes: larger(peakMemoryBytes, other.peakMemoryBytes),
+                             cpuWaitSeconds: larger(cpuWaitSeconds, other.cpuWaitSeconds), readyThreads: readyThreads)
     }
 }
 

@@ -6,10 +6,13 @@ import Testing
 /// A workload for usage tests, deterministic in CPU time rather than in loop counts: `python3 usage.py BURN
 /// [RELEASE AFTER [MiB]]` burns BURN CPU seconds, then (with RELEASE) holds MiB mebibytes and waits until the file
 /// RELEASE exists (at most 60 s), then burns AFTER more seconds. Tests create RELEASE once a `.usage` sample shows
-/// what they expect, so nothing depends on how fast the machine is or on when samples happen to be taken.
+/// what they expect, so nothing depends on how fast the machine is or on when samples happen to be taken. With
+/// USAGE_PIN=1 in its environment it runs on one core only (the first it may use), so that two of them take turns.
 enum UsageWorkload {
     static let script = """
         import os, sys, time
+        if os.environ.get("USAGE_PIN") == "1":
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
         def burn(seconds):
             end = time.process_time() + seconds
             while time.process_time() < end:
@@ -52,6 +55,7 @@ struct UsageRun {
     var neverDecreases: Bool {
         zip(samples, samples.dropFirst()).allSatisfy { a, b in
             b.cpuSeconds >= a.cpuSeconds && (b.peakMemoryBytes ?? 0) >= (a.peakMemoryBytes ?? 0)
+                && (b.cpuWaitSeconds ?? 0) >= (a.cpuWaitSeconds ?? 0)
         }
     }
 }
@@ -106,6 +110,9 @@ final class UsageFolder: Sendable {
         #expect(run.ending == .exited(0))
         #expect(run.totalComesRightBeforeTheEnd)
         #expect(run.samples.allSatisfy { $0.cpuSeconds < 0.2 }, "\(run.samples)")
+        #expect(run.samples.allSatisfy { $0.cpuWaitSeconds != nil && $0.cpuWaitSeconds! < 0.2 },
+                "asleep, it does not wait for a core (and this kernel keeps schedstat): \(run.samples)")
+        #expect(run.samples.dropLast().allSatisfy { $0.readyThreads == 0 }, "\(run.samples)")
         #expect(run.neverDecreases)
     }
 
@@ -137,6 +144,25 @@ final class UsageFolder: Sendable {
         let total = try #require(run.final)
         #expect(total.cpuSeconds >= 0.75, "the child's whole time is in the total (the shell waited for it): \(total)")
         #expect(run.neverDecreases && run.totalComesRightBeforeTheEnd)
+    }
+
+    @Test func twoBusyProcessesOnOneCoreEachWaitWhileTheOtherRuns() async throws {
+        let dir = try UsageFolder()
+        let script = try UsageWorkload.install(in: dir.path)
+        let release = dir.path + "/release"
+        // Both burn 1.5 s on the same core, then sleep until released: while one runs, the other is ready and waits,
+        // so together they wait about as long as they compute. Released once a sample has seen that.
+        let one = "\(python) \(ShellQuote.quote(script)) 1.5 \(ShellQuote.quote(release)) 0"
+        let run = await collectUsage(transport, Command(executable: "/bin/sh", arguments: ["-c", "\(one) & \(one) & wait"],
+                                                        environment: ["USAGE_PIN": "1"]),
+                                     releaseFile: release) { $0.cpuSeconds >= 2.9 && ($0.cpuWaitSeconds ?? 0) >= 1 }
+        #expect(run.ending == .exited(0))
+        #expect(run.released, "a sample saw both the CPU time and the wait: \(run.samples)")
+        #expect(run.samples.allSatisfy { $0.cpuWaitSeconds != nil }, "\(run.samples)")
+        #expect(run.samples.contains { ($0.readyThreads ?? 0) >= 2 }, "while they burned, both were ready: \(run.samples)")
+        #expect(run.samples.last { $0.readyThreads != nil }?.readyThreads == 0, "asleep, neither was: \(run.samples)")
+        #expect(run.neverDecreases && run.totalComesRightBeforeTheEnd)
+        #expect((run.final?.cpuWaitSeconds ?? 0) >= 1, "the total keeps the samples' wait: \(String(describing: run.final))")
     }
 
     @Test func aChildNobodyWaitsForStillCountsThroughTheSamples() async throws {

@@ -139,6 +139,31 @@ import Testing
         _ = try await two.value
     }
 
+    @Test func theSamplerAddsHowLongEachUnitWaitedForACore() async throws {
+        _ = await sh(layout.prepareRun)
+        let script = try UsageWorkload.install(in: root)
+        let release = root + "/release"
+        // Unit 1: two busy processes on one core, 1.5 s of CPU each, so each waits while the other runs; unit 2
+        // sleeps.
+        let one = "/usr/bin/python3 \"$1\" 1.5 \"$2\" 0"
+        let busy = Command(executable: "/bin/sh", arguments: ["-c", "\(one) & \(one) & wait", "sh", script, release],
+                           environment: ["USAGE_PIN": "1"])
+        let first = Task { try await runAsSessionLeader(try unitLine(busy, unit: 1, path: .timeout)) }
+        let second = Task { try await runAsSessionLeader(try unitLine(Command(executable: "/bin/sleep", arguments: ["300"]), unit: 2, path: .none)) }
+        try await waitFor(layout.pidFile(2))
+        // While they burn, both are ready to run (one on the core, one waiting for it).
+        let burning = try await sample { ($0[1]?.readyThreads ?? 0) >= 2 && $0[2] != nil }
+        #expect(burning[2]?.readyThreads == 0, "asleep, none of its threads is ready: \(burning)")
+        let seen = try await sample { ($0[1]?.cpuSeconds ?? 0) >= 2.9 && ($0[1]?.cpuWaitSeconds ?? 0) >= 1 && $0[2] != nil }
+        let asleep = try #require(seen[2]?.cpuWaitSeconds, "every Linux member reports its wait: \(seen)")
+        #expect(asleep < 0.2, "\(seen)")
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        let ended = try await first.value
+        #expect(ended.status == 0 && !ended.signaled, "\(ended)")
+        _ = await sh(layout.killUnit(2))
+        _ = try await second.value
+    }
+
     @Test func onAMacAgentTheSamplerReadsPs() async throws {
         _ = await sh(layout.prepareRun)
         let script = try UsageWorkload.install(in: root)
@@ -173,6 +198,12 @@ import Testing
         let samples = RemoteLayout.parseUsageSample("3 1.25 2048\n4 0.00 0\nbad line\n5 x 1\n6 1.0 -1\n7 2.0 10 extra\n3 1.00 4096\n")
         #expect(samples == [3: ResourceUsage(cpuSeconds: 1.25, peakMemoryBytes: 4096 * 1024),
                             4: ResourceUsage(cpuSeconds: 0, peakMemoryBytes: nil)])
+        // Run-queue waits in nanoseconds and threads ready now, one line per member process, summed; a wait with no
+        // usage line is dropped.
+        let waits = RemoteLayout.parseUsageSample(
+            "3 1.25 2048\nW 3 1500000000 1\nW 3 250000000 2\nW 9 1 1\nW 3 x 1\nW 3 -5 0\nW 3 5 -1\nW 3 5\n4 0.00 0\n")
+        #expect(waits == [3: ResourceUsage(cpuSeconds: 1.25, peakMemoryBytes: 2048 * 1024, cpuWaitSeconds: 1.75, readyThreads: 3),
+                          4: ResourceUsage(cpuSeconds: 0, peakMemoryBytes: nil)])
     }
 
     @Test func theResourcesProbeReportsThisMachine() async throws {

@@ -81,6 +81,35 @@ import Testing
     }
 
     /// A run that teaches the history a 2 s test, then a run where it hangs after its 2 s, then the next plan.
+    /// A computing test that others keep off its core gets almost no CPU time, but it is ready to run all along:
+    /// not stalled, even with a stall window of 5 s (its class's own, as a short history would give it). Before
+    /// Fanout sampled run-queue waits, both were stopped at 5 s as "no output and no CPU time".
+    @Test func aComputingTestStarvedOfCPUIsNotStoppedLocallyOrOnAgents() async throws {
+        let localDir = try TempDir(), fleetDir = try TempDir()
+        let env = ["LONG_STARVE": "12"]
+        var local = try await localSettings(localDir, env: env), fleet = try await fleetSettings(fleetDir, env: env)
+        for i in [0, 1] {
+            var s = i == 0 ? local : fleet
+            s.filters = ["StarveTests"]
+            s.classTimeLimits = [ClassTimeLimit(pattern: "StarveTests", stall: 5)]
+            if i == 0 { local = s } else { fleet = s }
+        }
+        async let onSlots = Coordinator(settings: local).run()
+        async let onAgents = Coordinator(settings: fleet).run()
+        for (outcome, place) in [(try await onSlots, "local slots"), (try await onAgents, "ssh agents")] {
+            let r = outcome.report
+            let starved = try #require(r.result("LongTests.StarveTests/testComputesStarved"), "\(place)")
+            #expect(starved.outcome == .passed, "\(place): \(starved.issues)")
+            #expect(starved.attempts.count == 1, "\(place): never stopped and retried")
+            let unit = try #require(r.units.first { $0.suites.contains("LongTests.StarveTests") }, "\(place)")
+            // It was starved indeed: little CPU time in its 12 s (a core of its own gives 12 s), and a wait the
+            // kernel counted (only when it got a core again, so less than it was ready).
+            #expect((unit.cpuSeconds ?? 12) < 4, "\(place): \(String(describing: unit.cpuSeconds)) s of CPU")
+            #expect((unit.cpuWaitSeconds ?? 0) >= 3, "\(place): \(String(describing: unit.cpuWaitSeconds)) s waiting")
+            #expect(outcome.exitCode == .success, "\(place)")
+        }
+    }
+
     func historyThenHang(dir: TempDir, settings: (TempDir, [String: String]) async throws -> RunSettings) async throws {
         var usual = try await settings(dir, ["LONG_USUAL": "2"])
         usual.filters = ["UsualTests"]

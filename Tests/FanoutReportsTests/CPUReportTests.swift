@@ -15,6 +15,7 @@ import Testing
         var r = b.build()
         r.units[0].cpuSeconds = 170.4
         r.units[0].peakMemoryBytes = 300 * 1024 * 1024
+        r.units[0].cpuWaitSeconds = 12
         r.agents[0].cores = 2
         r.agents[0].machine = "m-1"
         r.agents[0].cpuSeconds = 50.4
@@ -74,8 +75,9 @@ import Testing
                 "\(html)")
         #expect(!html.contains(Self.hostile))
         // Per unit: in its timeline tooltip and the table under the timeline.
-        #expect(html.contains("· CPU 170.4 s · peak memory 300 MiB"))
-        #expect(html.contains("<td>1</td><td>local #0</td><td>linux</td><td>88.6 s</td><td>170.4 s</td><td>1.92</td><td>300 MiB</td>"))
+        #expect(html.contains("· CPU 170.4 s · peak memory 300 MiB · waited 12.0 s for a core"))
+        #expect(html.contains("<th>cores used</th><th>waited for a core</th><th>peak memory</th>"))
+        #expect(html.contains("<td>1</td><td>local #0</td><td>linux</td><td>88.6 s</td><td>170.4 s</td><td>1.92</td><td>12.0 s</td><td>300 MiB</td>"))
     }
 
     /// An older report (nothing measured) shows no CPU column, no unit table, and the timing line as before.

@@ -12,7 +12,8 @@ import Darwin
 ///
 /// A sample adds, over every live process whose process group is the unit's, utime + stime (the process, all its
 /// threads) + cutime + cstime (its children that it waited for, which are no longer live, so nothing counts twice),
-/// and takes the largest VmHWM (peak resident set) among them. Precision: one clock tick (10 ms with the usual
+/// and takes the largest VmHWM (peak resident set) among them, and adds how long their live threads waited on a run
+/// queue (``ResourceUsage/cpuWaitSeconds``). Precision: one clock tick (10 ms with the usual
 /// CLK_TCK of 100). What is lost: a member that exits and is reaped by nobody in the group (an orphan adopted by
 /// init) takes its time out of later samples, which is why a unit's usage is the running maximum of its samples.
 /// While a parent reaps a member of the group, a scan may see the member and, later in the same scan, the parent
@@ -32,6 +33,10 @@ enum ProcessGroupUsage {
     private struct Totals {
         var ticks: Int64 = 0
         var peakKiB: Int64 = 0
+        /// Run-queue delay of the members' live threads, in nanoseconds (nil: no schedstat could be read).
+        var waitNanoseconds: Int64?
+        /// Live threads of the members that are ready to run (state R) right now.
+        var ready = 0
     }
 
     private struct Scan {
@@ -61,7 +66,9 @@ enum ProcessGroupUsage {
         }
         guard let totals else { return nil }
         return ResourceUsage(cpuSeconds: Double(totals.ticks) / ticksPerSecond,
-                             peakMemoryBytes: totals.peakKiB > 0 ? totals.peakKiB * 1024 : nil)
+                             peakMemoryBytes: totals.peakKiB > 0 ? totals.peakKiB * 1024 : nil,
+                             cpuWaitSeconds: totals.waitNanoseconds.map { Double($0) / 1e9 },
+                             readyThreads: totals.waitNanoseconds == nil ? nil : totals.ready)
     }
 
     /// One pass over /proc: the totals of every group in `groups` that has a live (or zombie) process.
@@ -80,9 +87,63 @@ enum ProcessGroupUsage {
             if let hwm = readFile("/proc/\(pid)/status", into: &buffer, parse: parsePeakResident) {
                 t.peakKiB = max(t.peakKiB, hwm)
             }
+            if let threads = threads(of: pid, buffer: &buffer) {
+                t.waitNanoseconds = (t.waitNanoseconds ?? 0) &+ threads.waitNanoseconds
+                t.ready += threads.ready
+            }
             totals[stat.group] = t
         }
         return totals
+    }
+
+    /// What the live threads of `pid` say of the scheduler: how long they waited on a run queue, ready to run, in
+    /// nanoseconds (the second field of /proc/<pid>/task/<tid>/schedstat, `<on-cpu ns> <run-queue ns>
+    /// <timeslices>`, summed), and how many are ready to run right now (state `R` in /proc/<pid>/task/<tid>/stat).
+    /// Per thread, since /proc/<pid>/schedstat alone is the main thread's and tests compute on other threads too.
+    /// The kernel adds to a thread's wait only when it gets a core again, so a thread that gets none at all shows
+    /// only as ready. Nil when the kernel keeps no schedstat (built without CONFIG_SCHED_INFO) or the process is
+    /// gone.
+    private static func threads(of pid: pid_t, buffer: inout [UInt8]) -> (waitNanoseconds: Int64, ready: Int)? {
+        guard let dir = opendir("/proc/\(pid)/task") else { return nil }
+        defer { closedir(dir) }
+        var total: Int64?, ready = 0
+        while let entry = readdir(dir) {
+            guard let tid = processID(entry),
+                  let wait = readFile("/proc/\(pid)/task/\(tid)/schedstat", into: &buffer, parse: parseSchedstat)
+            else { continue }
+            total = (total ?? 0) &+ wait
+            if readFile("/proc/\(pid)/task/\(tid)/stat", into: &buffer, parse: parseState) == UInt8(ascii: "R") {
+                ready += 1
+            }
+        }
+        return total.map { ($0, ready) }
+    }
+
+    /// The state letter of a /proc stat line: the first word after the last `)`.
+    static func parseState(_ text: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        guard let close = text.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        return text[(close + 1)...].first { $0 != UInt8(ascii: " ") }
+    }
+
+    /// `<on-cpu ns> <run-queue ns> <timeslices>`: the run-queue wait.
+    static func parseSchedstat(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var field = 0, value: Int64 = 0, digits = 0
+        for byte in text {
+            if byte >= 48, byte <= 57 {
+                guard value < Int64.max / 10 - 9 else { return nil }
+                value = value * 10 + Int64(byte - 48)
+                digits += 1
+            } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
+                guard digits > 0 else { continue }
+                field += 1
+                if field == 2 { return value }
+                value = 0
+                digits = 0
+            } else {
+                return nil
+            }
+        }
+        return field == 1 && digits > 0 ? value : nil
     }
 
     /// The pid a /proc entry names, if it names one (all digits).

@@ -202,12 +202,14 @@ public struct RemoteLayout: Sendable, Hashable {
     ///
     /// Linux: one awk reads /proc/<pid>/stat of every process (fields counted after the last `)`, since the name may
     /// hold spaces and parentheses): utime + stime + cutime + cstime in ticks of `getconf CLK_TCK`, and VmHWM from
-    /// /proc/<pid>/status of the group's members. A file that vanished meanwhile is skipped (awk's getline, unlike
+    /// /proc/<pid>/status of the group's members, then `W <unit> <ns> <ready>` lines: each member's run-queue wait
+    /// and threads ready to run (``ResourceUsage/cpuWaitSeconds``, ``ResourceUsage/readyThreads``). A file that vanished meanwhile is skipped (awk's getline, unlike
     /// a file operand, does not abort on it). Elsewhere (macOS has no /proc): `ps`'s cumulative CPU time and current
     /// resident set (the transport keeps the largest seen). Everything runs in the C locale (decimal points).
     public var usageSample: String {
         let groups: String = #"g=; for f in "# + q(pids) + #"/*; do [ -f "$f" ] && read -r p < "$f" && g="$g ${f##*/}:$p"; done"#
         let proc: String = #"awk -v g="$g" -v hz="$(getconf CLK_TCK 2>/dev/null)" "# + q(Self.procSampler) + " /proc/[0-9]*/stat"
+            + " | " + Self.runQueueWaits
         let ps: String = #"ps -A -o pgid= -o time= -o rss= | awk -v g="$g" "# + q(Self.psSampler)
         return [
             "LC_ALL=C; export LC_ALL",
@@ -247,6 +249,8 @@ public struct RemoteLayout: Sendable, Hashable {
               p = x[3]
               if (p in units) {
                 seen[p] = 1
+                m = split(units[p], us, " "); pid = f; gsub(/[^0-9]/, "", pid)
+                for (j = 1; j <= m; j++) print "T", us[j], pid
                 cpu[p] += (x[12] + x[13] + x[14] + x[15]) / hz
                 st = f; sub(/stat$/, "status", st)
                 while ((getline l < st) > 0) if (l ~ /^VmHWM:/) { split(l, y, " "); if (y[2] + 0 > peak[p] + 0) peak[p] = y[2] + 0 }
@@ -258,6 +262,16 @@ public struct RemoteLayout: Sendable, Hashable {
           report()
           exit
         }
+        """#
+
+    /// Passes the sampler's report lines through, and turns each `T <unit> <pid>` (a member of the unit's group)
+    /// into `W <unit> <ns> <ready>`: how long the threads of that process waited on a run queue, ready to run
+    /// (second field of /proc/<pid>/task/*/schedstat, summed), and how many of them are ready right now (state `R`
+    /// in /proc/<pid>/task/*/stat, the first word after the last `)`). Shell builtins only (`read`, parameter
+    /// expansion, arithmetic): no process per member. No `W` line for a process that is gone or a kernel without
+    /// schedstat.
+    private static let runQueueWaits = #"""
+        while read -r a b c; do if [ "$a" = T ]; then w=; r=0; for f in /proc/"$c"/task/*/schedstat; do read -r x y z 2>/dev/null < "$f" || continue; case $y in ''|*[!0-9]*) continue;; esac; w=$(( ${w:-0} + y )); read -r l 2>/dev/null < "${f%schedstat}stat" || continue; l=${l##*) }; [ "${l%% *}" = R ] && r=$((r + 1)); done; [ -z "$w" ] || echo "W $b $w $r"; else echo "$a $b $c"; fi; done
         """#
 
     /// `ps -o time` is `[[dd-]hh:]mm:ss[.cc]`; `rss` is in KiB.
@@ -279,12 +293,23 @@ public struct RemoteLayout: Sendable, Hashable {
     /// The lines of ``usageSample``: unit → what its group consumed so far (malformed lines are skipped).
     public static func parseUsageSample(_ output: String) -> [Int: ResourceUsage] {
         var samples: [Int: ResourceUsage] = [:]
+        var waits: [Int: (ns: Int64, ready: Int)] = [:]
         for line in output.split(whereSeparator: \.isNewline) {
             let words = line.split(separator: " ")
+            if words.count == 4, words[0] == "W", let unit = Int(words[1]), let ns = Int64(words[2]), ns >= 0,
+               let ready = Int(words[3]), ready >= 0 {
+                let sum = waits[unit] ?? (0, 0)
+                waits[unit] = (sum.ns &+ ns, sum.ready + ready)
+                continue
+            }
             guard words.count == 3, let unit = Int(words[0]), let cpu = Double(words[1]), cpu >= 0, cpu.isFinite,
                   let kib = Int64(words[2]), kib >= 0, kib < Int64.max / 1024 else { continue }
             let usage = ResourceUsage(cpuSeconds: cpu, peakMemoryBytes: kib > 0 ? kib * 1024 : nil)
             samples[unit] = usage.atLeast(samples[unit])
+        }
+        for (unit, wait) in waits where samples[unit] != nil {
+            samples[unit]?.cpuWaitSeconds = Double(wait.ns) / 1e9
+            samples[unit]?.readyThreads = wait.ready
         }
         return samples
     }

@@ -267,7 +267,7 @@ struct AgentServer: Sendable {
                     case .event(.usage(let u)):
                         usage = u
                         let t = now()
-                        watch.cpu(u.cpuSeconds, at: t)
+                        watch.cpu(u.cpuSeconds, waiting: u.cpuWaitSeconds, ready: u.readyThreads, at: t)
                         await state.unitUsage(unit.id, u, at: t)
                     case .event(.ended(let e)):
                         ending = e

@@ -150,6 +150,7 @@ public struct RunReportAssembly: Sendable {
             handedOver: u.handedOver > 0 ? u.handedOver : nil)
         report.cpuSeconds = u.usage?.cpuSeconds
         report.peakMemoryBytes = u.usage?.peakMemoryBytes
+        report.cpuWaitSeconds = u.usage?.cpuWaitSeconds
         return report
     }
 

@@ -7,10 +7,23 @@ public struct ResourceUsage: Codable, Sendable, Hashable {
     public var cpuSeconds: Double
     /// The peak resident memory of the largest process, in bytes (nil: unknown on this agent).
     public var peakMemoryBytes: Int64?
+    /// Seconds its threads were ready to run but waited for a core, summed over the live threads of its processes
+    /// (Linux: the run-queue delay, the second field of /proc/<pid>/task/<tid>/schedstat; nil where the agent
+    /// cannot tell). A test starved of CPU by other work is runnable all along: this grows about as fast as the
+    /// wall clock while its CPU time stands still, which tells it from a blocked test (asleep: neither grows).
+    /// Only grows, like ``cpuSeconds``, but a thread that exited takes its share out of later samples.
+    public var cpuWaitSeconds: Double?
+    /// How many of its processes' threads were ready to run (Linux: state `R`) when this sample was taken; nil
+    /// where the agent cannot tell. Not a total: each sample says it anew. The kernel adds to a thread's wait
+    /// (``cpuWaitSeconds``) only when the thread gets a core again, so a test that gets no core at all for a while
+    /// shows only here.
+    public var readyThreads: Int?
 
-    public init(cpuSeconds: Double, peakMemoryBytes: Int64? = nil) {
+    public init(cpuSeconds: Double, peakMemoryBytes: Int64? = nil, cpuWaitSeconds: Double? = nil, readyThreads: Int? = nil) {
         self.cpuSeconds = cpuSeconds
         self.peakMemoryBytes = peakMemoryBytes
+        self.cpuWaitSeconds = cpuWaitSeconds
+        self.readyThreads = readyThreads
     }
 }
 

@@ -178,6 +178,9 @@ public struct UnitReport: Codable, Sendable, Hashable {
     /// Absent when the agent could not measure them.
     public var cpuSeconds: Double?
     public var peakMemoryBytes: Int64?
+    /// Seconds its processes were ready to run but waited for a core (``ResourceUsage/cpuWaitSeconds``): what
+    /// sharing the cores cost it. Absent when the agent could not measure it.
+    public var cpuWaitSeconds: Double?
 
     public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
                 testCount: Int, estimate: Double, startedAt: Double, duration: Double, ending: String,

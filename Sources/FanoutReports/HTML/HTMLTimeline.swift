@@ -66,6 +66,7 @@ enum HTMLTimeline {
             if report.destinations.count > 1 { title += " · \(unit.destination)" }
             if let cpu = unit.cpuSeconds { title += " · CPU \(BoundFacts.cpuSeconds(cpu))" }
             if let memory = unit.peakMemoryBytes { title += " · peak memory \(BoundFacts.bytes(memory))" }
+            if let wait = unit.cpuWaitSeconds, wait >= 0.05 { title += " · waited \(formatSeconds(wait)) for a core" }
             let suites = unit.suites.prefix(suiteLimit).joined(separator: "\n")
                 + (unit.suites.count > suiteLimit ? "\n… and \(unit.suites.count - suiteLimit) more" : "")
             out += "<rect class=\"\(classes(unit))\" data-unit=\"\(unit.id)\" x=\"\(n(x0))\" y=\"\(n(y))\" "

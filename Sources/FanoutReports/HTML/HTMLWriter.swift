@@ -166,11 +166,13 @@ public struct HTMLWriter: Sendable {
         let ranked = measured.sorted(byKey: { $0.cpuSeconds ?? 0 }, descending: true)
         var out = "<details class=\"units\"><summary>CPU and memory of the units (top \(min(Self.unitRows, ranked.count)) "
             + "of \(measured.count) measured, by CPU)</summary>\n<table class=\"units\"><thead><tr><th>unit</th><th>agent</th>"
-            + "<th>destination</th><th>duration</th><th>CPU</th><th>cores used</th><th>peak memory</th></tr></thead><tbody>\n"
+            + "<th>destination</th><th>duration</th><th>CPU</th><th>cores used</th><th>waited for a core</th><th>peak memory</th>"
+            + "</tr></thead><tbody>\n"
         for u in ranked.prefix(Self.unitRows) {
             let used = u.cpuSeconds.flatMap { cpu in u.duration > 0 ? String(format2: cpu / u.duration) : nil } ?? ""
             out += "<tr><td>\(u.id)</td><td>\(e(u.agent, line: true)) #\(u.slot)</td><td>\(e(u.destination, line: true))</td>"
                 + "<td>\(formatSeconds(u.duration))</td><td>\(u.cpuSeconds.map(BoundFacts.cpuSeconds) ?? "")</td><td>\(used)</td>"
+                + "<td>\(u.cpuWaitSeconds.map(formatSeconds) ?? "")</td>"
                 + "<td>\(u.peakMemoryBytes.map(BoundFacts.bytes) ?? "")</td></tr>\n"
         }
         return out + "</tbody></table>\n</details>\n"

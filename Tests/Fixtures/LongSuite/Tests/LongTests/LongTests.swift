@@ -66,3 +66,47 @@ final class UsualTests: XCTestCase {
         XCTAssertTrue(true)
     }
 }
+
+final class StarveTests: XCTestCase {
+    /// LONG_STARVE=s: computes for s seconds of wall time, printing nothing, starved of CPU: a child process (in
+    /// this unit's process group) computes on one core as SCHED_IDLE while its own child, in a process group of
+    /// its own (so not this unit's), keeps that core busy at normal priority. It gets almost no CPU time, but it is
+    /// ready to run all along, as a test on a machine whose cores other work has taken. Linux only (SCHED_IDLE).
+    func testComputesStarved() throws {
+        let s = seconds("LONG_STARVE")
+        guard s > 0 else { return }
+        // posix_spawn, not Foundation's Process: that puts its child in a process group of its own.
+        let args = ["/usr/bin/python3", "-c", Self.starved, String(s)]
+        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        XCTAssertEqual(posix_spawn(&pid, args[0], nil, nil, &argv, environ), 0)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        XCTAssertEqual(status, 0, "python3's wait status")
+    }
+
+    /// `python3 -c starved SECONDS`.
+    static let starved = """
+        import os, sys, time, signal
+        seconds = float(sys.argv[1])
+        core = min(os.sched_getaffinity(0))
+        parent = os.getpid()
+        hog = os.fork()
+        if hog == 0:
+            os.setpgid(0, 0)
+            os.sched_setaffinity(0, {core})
+            end = time.monotonic() + seconds + 30
+            while time.monotonic() < end and os.getppid() == parent:
+                pass
+            os._exit(0)
+        os.sched_setaffinity(0, {core})
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        end = time.monotonic() + seconds
+        x = 0
+        while time.monotonic() < end:
+            x += 1
+        # Not waited for: its CPU time would count as this process's children's.
+        os.kill(hog, signal.SIGKILL)
+        """
+}
