@@ -39,13 +39,22 @@ enum BenchClock {
 /// Runs the processes of the benchmark through Fanout's own `LocalProcess`: each one in its own process group, so an
 /// interrupted benchmark can stop it with everything it started (see `Interrupts`).
 enum Processes {
+    /// Past `timeout`, the process gets SIGTERM, as on an interrupt (a `fanout run` then stops the tests it started,
+    /// in process groups of their own, which killing its group alone would leave running), and its group SIGKILL
+    /// after `grace` seconds more; it then ends as timed out.
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    timeout: Double? = nil) async -> ProcessResult {
+                    timeout: Double? = nil, grace: Double = 15) async -> ProcessResult {
         let command = Command(executable: resolve(executable), arguments: arguments, environment: environment)
         let (stream, continuation) = AsyncStream<ProcessEvent>.makeStream(bufferingPolicy: .unbounded)
         let start = BenchClock.now()
-        let process = LocalProcess.start(command, timeout: timeout, events: continuation)
+        let process = LocalProcess.start(command, timeout: nil, events: continuation)
         if let process { Interrupts.track(process.pid) }
+        let timer = Task<Bool, Never> {
+            guard let process, let timeout, (try? await Task.sleep(for: .seconds(timeout))) != nil else { return false }
+            kill(process.pid, SIGTERM)
+            if (try? await Task.sleep(for: .seconds(grace))) != nil { process.cancel() }
+            return true
+        }
         var out: [UInt8] = [], err: [UInt8] = []
         var ending = UnitEnding.failedToStart("no ending reported")
         for await event in stream {
@@ -57,6 +66,8 @@ enum Processes {
             }
         }
         let end = BenchClock.now()
+        timer.cancel()
+        if await timer.value, let timeout { ending = .timedOut(limit: timeout) }
         if let process { Interrupts.untrack(process.pid) }
         return ProcessResult(ending: ending, stdout: String(decoding: out, as: UTF8.self),
                              stderr: String(decoding: err, as: UTF8.self), started: start, ended: end)

@@ -1,10 +1,37 @@
 import FanoutAgents
+import FanoutCoordinator
 import FanoutCore
 import Foundation
 import Testing
 
 /// `fanout run --shard I/N` as N CI jobs run it: the same split in every job, every test in exactly one shard.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct ShardTests {
+    /// Which shard a job runs: the flag, then FANOUT_SHARD, GitLab's and Buildkite's variables; an empty variable is
+    /// unset, whichever it is; a malformed one is an error naming it.
+    @Test func theShardComesFromTheFlagOrTheCISystemsVariablesAndAnEmptyOneIsUnset() throws {
+        func shard(_ env: [String: String], flag: String? = nil) throws -> Shard? {
+            try ShardSelection.resolve(flag: flag, environment: env)
+        }
+        #expect(try shard(["FANOUT_SHARD": "1/4"], flag: "2/4") == Shard(parsing: "2/4"))
+        #expect(try shard(["FANOUT_SHARD": "3/4", "CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "4"]) == Shard(parsing: "3/4"))
+        #expect(try shard(["CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"]) == Shard(parsing: "2/3"))
+        #expect(try shard(["BUILDKITE_PARALLEL_JOB": "0", "BUILDKITE_PARALLEL_JOB_COUNT": "2"]) == Shard(parsing: "1/2"))
+        #expect(try shard([:]) == nil)
+        #expect(try shard(["FANOUT_SHARD": ""]) == nil)
+        #expect(try shard(["CI_NODE_INDEX": "", "CI_NODE_TOTAL": "4"]) == nil, "as FANOUT_SHARD= is")
+        #expect(try shard(["CI_NODE_INDEX": "2", "CI_NODE_TOTAL": ""]) == nil)
+        #expect(try shard(["FANOUT_SHARD": "", "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "2"]) == Shard(parsing: "2/2"))
+        #expect(try shard(["BUILDKITE_PARALLEL_JOB": "", "BUILDKITE_PARALLEL_JOB_COUNT": "2"]) == nil)
+        #expect(throws: FanoutError.self) { try shard(["CI_NODE_INDEX": "5", "CI_NODE_TOTAL": "4"]) }
+        #expect(throws: FanoutError.self) { try shard(["BUILDKITE_PARALLEL_JOB": "x", "BUILDKITE_PARALLEL_JOB_COUNT": "2"]) }
+        do {
+            _ = try shard(["FANOUT_SHARD": "0/4"])
+            Issue.record("0/4 is no shard")
+        } catch let error as FanoutError {
+            #expect(error.description.contains("FANOUT_SHARD must be I/N"), "\(error)")
+        }
+    }
+
     @Test func threeShardsRunEveryTestOfTheUnshardedRunExactlyOnce() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

@@ -161,6 +161,30 @@ import Testing
         }
     }
 
+    /// Xcode prints a skip's reason on a line of its own, which real logs do not always hold: a skip the console gave
+    /// no reason takes the bundle's (the one case where the bundle ends a test the console already ended the same
+    /// way). A skip the console gave a reason keeps it.
+    @Test func aSkipTheConsoleGaveNoReasonTakesTheBundles() throws {
+        let unit = Self.unit("RandomStuffTests", "RandomStuffTests", Self.randomStuff)
+        let bundle = try Self.fixture("xcresulttool-test-results-tests-failures-xcode26.json")
+        // The skip line is line 173 of xcbeautify-TestLog.txt, its identity replaced.
+        let console = """
+            Test Case '-[RandomStuffTests.RandomStuffTests testSkippedTest]' started.
+            Test Case '-[RandomStuffTests.RandomStuffTests testSkippedTest]' skipped (0.000 seconds).
+            \(XcodebuildRunner.bundleBegin)
+
+            """
+        let stdout = Array(console.utf8) + bundle + Array("\n\(XcodebuildRunner.bundleEnd)\n".utf8)
+        for chunk in [5, 4096] {
+            var collector = UnitCollector(unit: unit, agent: "mac")
+            for e in parse(XcodebuildOutputParser(unit: unit), stdout: stdout, chunk: chunk) { _ = collector.consume(e) }
+            let result = collector.finish(.exited(65), diagnostics: "")
+            let skipped = try #require(result.attempts[TestID(suite: unit.items[0].suite, name: "testSkippedTest")])
+            #expect(skipped.outcome == .skipped)
+            #expect(skipped.skipReason == "Required API is not available for this test.", "chunks of \(chunk)")
+        }
+    }
+
     /// XCTExpectFailure: the issue is printed, and the test passes. Xcode's verdict stands; the issue is a known one.
     @Test func anExpectedFailureOnTheConsolePasses() {
         let unit = Self.unit("T", "C", ["testKnown", "testBroken"])

@@ -4,10 +4,13 @@ import FanoutCore
 public enum ShardSelection {
     /// `--shard I/N` first, then `FANOUT_SHARD=I/N`, then GitLab's `parallel:` (`CI_NODE_INDEX` counts from 1,
     /// `CI_NODE_TOTAL`), then Buildkite's parallelism (`BUILDKITE_PARALLEL_JOB` counts from 0,
-    /// `BUILDKITE_PARALLEL_JOB_COUNT`). Nil when none is set: the run is not sharded.
-    public static func resolve(flag: String?, environment env: [String: String]) throws(FanoutError) -> Shard? {
+    /// `BUILDKITE_PARALLEL_JOB_COUNT`). Nil when none is set: the run is not sharded. A variable set to the empty
+    /// string counts as unset, for each of them alike (a CI template that exports `CI_NODE_INDEX=` outside
+    /// `parallel:` runs the whole suite, as `FANOUT_SHARD=` does).
+    public static func resolve(flag: String?, environment: [String: String]) throws(FanoutError) -> Shard? {
+        let env = environment.filter { !$0.value.isEmpty }
         if let flag { return try parse(flag, from: "--shard") }
-        if let value = env["FANOUT_SHARD"], !value.isEmpty { return try parse(value, from: "FANOUT_SHARD") }
+        if let value = env["FANOUT_SHARD"] { return try parse(value, from: "FANOUT_SHARD") }
         if let index = env["CI_NODE_INDEX"], let total = env["CI_NODE_TOTAL"] {
             return try parse("\(index)/\(total)", from: "CI_NODE_INDEX/CI_NODE_TOTAL (GitLab parallel:)")
         }
