@@ -131,20 +131,23 @@ import Testing
         #expect(seconds("nonsense") == 0)
     }
 
+    /// A unit of RandomStuffTests, and its output: these console lines, then the real bundle of those tests.
+    static func randomStuffUnit(console: String) throws -> (WorkUnit, [UInt8]) {
+        let bundle = try fixture("xcresulttool-test-results-tests-failures-xcode26.json")
+        let head = console + "\n\(XcodebuildRunner.bundleBegin)\n\n"
+        return (unit("RandomStuffTests", "RandomStuffTests", randomStuff),
+                Array(head.utf8) + bundle + Array("\n\(XcodebuildRunner.bundleEnd)\n".utf8))
+    }
+
     /// The bundle adds what the console never said and corrects what it said otherwise; the console's issues stay.
     @Test func theBundleCompletesAndCorrectsTheConsole() throws {
-        let unit = Self.unit("RandomStuffTests", "RandomStuffTests", Self.randomStuff)
-        let bundle = try Self.fixture("xcresulttool-test-results-tests-failures-xcode26.json")
         // The console saw testExample pass and testFoo pass (wrongly), then the runner died: nothing else.
-        let console = """
+        let (unit, stdout) = try Self.randomStuffUnit(console: """
             Test Case '-[RandomStuffTests.RandomStuffTests testExample]' started.
             Test Case '-[RandomStuffTests.RandomStuffTests testExample]' passed (0.001 seconds).
             Test Case '-[RandomStuffTests.RandomStuffTests testFoo]' started.
             Test Case '-[RandomStuffTests.RandomStuffTests testFoo]' passed (0.002 seconds).
-            \(XcodebuildRunner.bundleBegin)
-
-            """
-        let stdout = Array(console.utf8) + bundle + Array("\n\(XcodebuildRunner.bundleEnd)\n".utf8)
+            """)
         for chunk in [3, 4096] {
             let events = parse(XcodebuildOutputParser(unit: unit), stdout: stdout, chunk: chunk)
             var collector = UnitCollector(unit: unit, agent: "mac")
@@ -163,18 +166,13 @@ import Testing
 
     /// Xcode prints a skip's reason on a line of its own, which real logs do not always hold: a skip the console gave
     /// no reason takes the bundle's (the one case where the bundle ends a test the console already ended the same
-    /// way). A skip the console gave a reason keeps it.
+    /// way).
     @Test func aSkipTheConsoleGaveNoReasonTakesTheBundles() throws {
-        let unit = Self.unit("RandomStuffTests", "RandomStuffTests", Self.randomStuff)
-        let bundle = try Self.fixture("xcresulttool-test-results-tests-failures-xcode26.json")
         // The skip line is line 173 of xcbeautify-TestLog.txt, its identity replaced.
-        let console = """
+        let (unit, stdout) = try Self.randomStuffUnit(console: """
             Test Case '-[RandomStuffTests.RandomStuffTests testSkippedTest]' started.
             Test Case '-[RandomStuffTests.RandomStuffTests testSkippedTest]' skipped (0.000 seconds).
-            \(XcodebuildRunner.bundleBegin)
-
-            """
-        let stdout = Array(console.utf8) + bundle + Array("\n\(XcodebuildRunner.bundleEnd)\n".utf8)
+            """)
         for chunk in [5, 4096] {
             var collector = UnitCollector(unit: unit, agent: "mac")
             for e in parse(XcodebuildOutputParser(unit: unit), stdout: stdout, chunk: chunk) { _ = collector.consume(e) }
