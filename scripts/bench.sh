@@ -119,6 +119,14 @@ trap 'exit 143' TERM
 now() { date +%s.%N; }
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# "median (min-max)" of the numbers on stdin, with FORMAT for each (%.2f by default); the median alone for one number.
+spread() {
+  sort -g | awk -v f="${1:-%.2f}" '{a[NR]=$1} END {
+    m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
+    if (NR < 2) printf f, m; else printf f " (" f "-" f ")", m, a[1], a[NR] }'
+}
+# Round-by-round ratios: the i-th number of the first list over the i-th of the second (two space-separated lists).
+ratios() { paste -d' ' <(tr ' ' '\n' <<<"$1") <(tr ' ' '\n' <<<"$2") | awk 'NF == 2 && $2 > 0 {printf "%.4f\n", $1 / $2}'; }
 
 # ---- The demo suite (the original cases). Its figures also go into BENCHMARKS.md with --full. --------------------
 demo_cases() {
@@ -134,7 +142,8 @@ demo_cases() {
   verdict() { # verdict EXIT RAN EXPECTED: "" when complete, else a mark for the row
     if [[ $1 == 0 && $2 -ge $3 ]]; then echo ""; else echo "  INCOMPLETE: $2/$3 tests, exit $1"; fi
   }
-  printf '\n%-6s %-44s %9s %9s %14s %9s %9s %10s\n' slots runner wall makespan "LB (per test)" mk/LB wall-LB "vs fanout"
+  echo "each figure: the median of $repeat run$( ((repeat > 1)) && echo "s, (min-max)"); vs fanout: round by round"
+  printf '\n%-6s %-44s %-21s %-21s %14s %9s %9s %s\n' slots runner wall makespan "LB (per test)" mk/LB wall-LB "vs fanout"
   for slots in 4 8; do
     walls=(); mks=(); lbs=(); marks=""
     for i in $(seq "$repeat"); do
@@ -147,7 +156,8 @@ demo_cases() {
       marks+=$(verdict "$rc" "$(( $(tests_in "$work/r$slots-$i/report.json") - $(failed_in "$work/r$slots-$i/report.json") ))" "$expected")
     done
     wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
-    printf '%-6s %-44s %8.2fs %8.2fs %13.2fs %9.3f %8.2fs %10s%s\n' "$slots" "fanout run --bundle (warm history)" "$wall" "$mk" "$lb" \
+    printf '%-6s %-44s %-21s %-21s %13.2fs %9.3f %8.2fs %s%s\n' "$slots" "fanout run --bundle (warm history)" \
+      "$(printf '%s\n' "${walls[@]}" | spread %.2fs)" "$(printf '%s\n' "${mks[@]}" | spread %.2fs)" "$lb" \
       "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)" "1.00" "$marks"
 
     # Like with like: `fanout run --package` against `swift test --parallel`, each with its no-op build; and the
@@ -160,8 +170,8 @@ demo_cases() {
       pwalls+=("$(echo "$t1 - $t0" | bc -l)")
       marks+=$(verdict "$rc" "$(( $(tests_in "$work/p$slots-$i/report.json") - $(failed_in "$work/p$slots-$i/report.json") ))" "$expected")
     done
-    pwall=$(printf '%s\n' "${pwalls[@]}" | median)
-    printf '%-6s %-44s %8.2fs %9s %14s %9s %9s %10s%s\n' "$slots" "fanout run --package (no-op build included)" "$pwall" - - - - "1.00" "$marks"
+    printf '%-6s %-44s %-21s %-21s %14s %9s %9s %s%s\n' "$slots" "fanout run --package (no-op build included)" \
+      "$(printf '%s\n' "${pwalls[@]}" | spread %.2fs)" - - - - "1.00" "$marks"
 
     for build in skip build; do
       alt=(); marks=""
@@ -178,9 +188,9 @@ demo_cases() {
         marks+=$(verdict "$rc" "$((ran - bad))" "$xctests")
       done
       altwall=$(printf '%s\n' "${alt[@]}" | median)
-      if [[ $build == skip ]]; then label="swift test --skip-build --parallel"; ref=$wall; else label="swift test --parallel (no-op build included)"; ref=$pwall; fi
-      printf '%-6s %-44s %8.2fs %9s %14s %9s %8.2fs %9.2fx%s\n' "$slots" "$label" "$altwall" - - - \
-        "$(echo "$altwall - $lb" | bc -l)" "$(echo "$altwall / $ref" | bc -l)" "$marks"
+      if [[ $build == skip ]]; then label="swift test --skip-build --parallel"; refs="${walls[*]}"; else label="swift test --parallel (no-op build included)"; refs="${pwalls[*]}"; fi
+      printf '%-6s %-44s %-21s %-21s %14s %9s %8.2fs %s%s\n' "$slots" "$label" "$(printf '%s\n' "${alt[@]}" | spread %.2fs)" - - - \
+        "$(echo "$altwall - $lb" | bc -l)" "$(ratios "${alt[*]}" "$refs" | spread %.2fx)" "$marks"
     done
   done
 
@@ -210,7 +220,8 @@ demo_cases() {
     done
     wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
     printf '  deploy cold: %.2f s, %d bytes sent in all · warm: %.2f s, %d bytes sent\n' "$cold_s" "$cold_b" "$warm_s" "$warm_b"
-    printf '%-6s %-28s %8.2fs %8.2fs %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" "$wall" "$mk" "$lb" \
+    printf '%-6s %-28s %-21s %-21s %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" \
+      "$(printf '%s\n' "${walls[@]}" | spread %.2fs)" "$(printf '%s\n' "${mks[@]}" | spread %.2fs)" "$lb" \
       "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)"
     bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true
     fleet=
@@ -229,7 +240,13 @@ if ((${#only[@]} == 0)); then
   # Not in a pipeline: the function runs in this shell (its fleet is this shell's to stop); tee gets a copy.
   demo_cases > >(tee "$work/demo.txt")
   wait $! 2>/dev/null || true
-  ((full)) || exit 0
+  if ((!full)); then
+    mkdir -p "$bench_dir" && cp "$work/demo.txt" "$bench_dir/demo.txt"
+    echo
+    echo "These figures are in $bench_dir/demo.txt; \`fanout-bench report --results DIR --update --demo $bench_dir/demo.txt\`"
+    echo "--command 'scripts/bench.sh --repeat $repeat' puts them into BENCHMARKS.md (DIR: any results folder, even empty)."
+    exit 0
+  fi
 fi
 
 # ---- --full: generated suites × strategies, simulation at scale, 32 SSH agents -------------------------------------

@@ -16,7 +16,7 @@ struct Report: AsyncParsableCommand {
     var from: String?
     @Option(help: "The data file to write (with --results).")
     var data = "docs/bench-results.json"
-    @Flag(help: "With --results: a partial run (`scripts/bench.sh --suite SHAPE`, `fanout-bench real --json-dir`). Its suites replace those of the same shape in --data, marked with this run's date and commit, and its real-*.json those of the same packages; the rest of --data stays as it was measured.")
+    @Flag(help: "With --results: a partial run (`scripts/bench.sh --suite SHAPE`, `fanout-bench real --json-dir`). Its suites replace those of the same shape in --data, marked with this run's date and commit, its real-*.json those of the same packages, and --demo the demo suite's figures; the rest of --data stays as it was measured.")
     var update = false
     @Option(help: "The Markdown file to write.")
     var markdown = "BENCHMARKS.md"
@@ -51,6 +51,11 @@ struct Report: AsyncParsableCommand {
                 suite.measuredApart = "\(m.date), \(m.commit), by `\(command)`"
                 base.suites.removeAll { $0.shape == suite.shape }
                 base.suites.append(suite)
+            }
+            // The demo suite's figures measured apart (`scripts/bench.sh --repeat K` writes them) replace the old ones.
+            if let demo {
+                let text = try String(contentsOfFile: demo, encoding: .utf8)
+                base.demo = "(measured apart from the rest of this page: \(m.date), commit \(m.commit), by \(command))\n\n" + text
             }
             let order = SuiteShape.allCases
             base.suites.sort { (order.firstIndex(of: $0.shape) ?? 0) < (order.firstIndex(of: $1.shape) ?? 0) }

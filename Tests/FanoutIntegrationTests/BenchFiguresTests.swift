@@ -147,9 +147,23 @@ import Testing
         let replaced = try #require(after.first { $0["shape"] as? String == "skewed" })
         #expect(replaced["classes"] as? Int == 12345)
         #expect((replaced["measuredApart"] as? String)?.contains("by `partial run`") == true)
-        #expect(after.filter { $0["shape"] as? String != "skewed" }.allSatisfy { $0["measuredApart"] == nil || $0["shape"] as? String == "mixed" })
+        for (old, new) in zip(suites, after) where old["shape"] as? String != "skewed" {
+            #expect(new["measuredApart"] as? String == old["measuredApart"] as? String, "the other suites stay as they were")
+            #expect(new["cases"] as? [[String: Any]] != nil && (new["cases"] as? [[String: Any]])?.count == (old["cases"] as? [[String: Any]])?.count)
+        }
+        #expect(updated["demo"] as? String == run["demo"] as? String, "no --demo: the demo's figures stay")
         let doc = try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
         #expect(doc.contains("*Measured apart from the rest of this page:") && doc.contains("by `partial run`"))
+
+        // --demo: the demo suite's figures (scripts/bench.sh --repeat K) replace the old ones, marked so.
+        try "slots  runner  wall\n4  fanout run --bundle (warm history)  12.34s (12.00s-13.00s)\n".write(
+            toFile: dir.file("demo.txt"), atomically: true, encoding: .utf8)
+        let withDemo = args.map { $0 == "partial run" ? "scripts/bench.sh --repeat 3" : $0 } + ["--demo", dir.file("demo.txt")]
+        let (again, out2, err2) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: withDemo), timeout: 60)
+        #expect(again == .exited(0), "\(String(decoding: out2 + err2, as: UTF8.self))")
+        let demoDoc = try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+        #expect(demoDoc.contains("12.34s (12.00s-13.00s)"))
+        #expect(demoDoc.contains("(measured apart from the rest of this page:") && demoDoc.contains("by scripts/bench.sh --repeat 3)"))
     }
 }
 
