@@ -14,6 +14,7 @@ enum HistorySchema {
         migrator.registerMigration("v1", migrate: createV1)
         migrator.registerMigration("v2 measurement hardware class and baseline", migrate: addMeasurementContext)
         migrator.registerMigration("v3 cpu and memory of units, classes and attempts", migrate: addResourceUsage)
+        migrator.registerMigration("v4 product of runs", migrate: addProduct)
         return migrator
     }
 
@@ -172,6 +173,14 @@ enum HistorySchema {
         }
         try db.alter(table: "test_attempts") { t in
             t.add(column: "cpu_ms", .integer)
+        }
+    }
+
+    /// The SHA-256 of the test product each run ran (NULL: unknown, or a run recorded before this migration), so
+    /// that two runs of one build that gave a test both verdicts count as evidence of a flake.
+    private static func addProduct(_ db: Database) throws {
+        try db.alter(table: "runs") { t in
+            t.add(column: "product", .text)
         }
     }
 }

@@ -70,7 +70,7 @@ public struct ClassStat: Hashable, Sendable {
     }
 }
 
-/// A test that failed and then passed on a retry in some of the recent runs it appeared in.
+/// A test with evidence of a flake in the recent runs it appeared in (see ``HistoryStore/flakyTests(runs:)``).
 public struct FlakyStat: Hashable, Sendable {
     public var test: TestID
     public var destination: String
@@ -80,16 +80,19 @@ public struct FlakyStat: Hashable, Sendable {
     public var flakyRuns: Int
     /// Attempts over those runs, retries included.
     public var attempts: Int
+    /// Failures per attempt on the products it also passed on, with its interval.
+    public var score: FlakeScore
 
-    public init(test: TestID, destination: String, runs: Int, flakyRuns: Int, attempts: Int) {
+    public init(test: TestID, destination: String, runs: Int, flakyRuns: Int, attempts: Int, score: FlakeScore) {
         self.test = test
         self.destination = destination
         self.runs = runs
         self.flakyRuns = flakyRuns
         self.attempts = attempts
+        self.score = score
     }
 
-    /// Share of its recent runs in which the test was flaky, 0...1.
+    /// Share of its recent runs in which the test was flaky (failed, then passed on a retry), 0...1.
     public var rate: Double { runs > 0 ? Double(flakyRuns) / Double(runs) : 0 }
 }
 

@@ -33,12 +33,12 @@ extension HistoryStore {
         let counts = run.counts
         try db.execute(sql: """
             INSERT INTO runs (run_id, started_at, finished_at, fanout_version, exit_code, interrupted, destinations,
-                slots, wall, preparation, makespan, lower_bound, predicted_makespan, planned_lower_bound,
+                product, slots, wall, preparation, makespan, lower_bound, predicted_makespan, planned_lower_bound,
                 total_estimate, total, passed, flaky, failed, skipped, crashed, timed_out, not_run)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [
                 run.runID, run.startedAt, run.finishedAt, run.fanoutVersion, Int(run.exitCode),
-                run.interrupted, try json(run.destinations), run.slots, run.wall,
+                run.interrupted, try json(run.destinations), run.product, run.slots, run.wall,
                 run.preparation, run.makespan, run.lowerBound,
                 run.predictedMakespan, run.plannedLowerBound, run.totalEstimate,
                 counts.total, counts.passed, counts.flaky, counts.failed, counts.skipped, counts.crashed,

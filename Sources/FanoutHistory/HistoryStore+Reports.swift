@@ -77,25 +77,57 @@ extension HistoryStore {
         }
     }
 
-    /// Tests that were flaky (failed, then passed on a retry) in at least one of the newest `runs` runs, most often
-    /// flaky first.
+    /// Tests with evidence of a flake in the newest `runs` runs, per destination: a failed attempt on a product they
+    /// also passed on (a fail then a pass within a run, or two runs of one product, by its SHA-256, with different
+    /// verdicts; a run of unknown product is a product of its own). Highest ``FlakeScore/rate`` first.
     public func flakyTests(runs: Int = 20) throws(HistoryError) -> [FlakyStat] {
         try read("find flaky tests") { db in
             try Row.fetchAll(db, sql: """
-                WITH recent AS (SELECT id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?),
+                WITH recent AS (
+                    SELECT id, started_at, COALESCE(product, 'run:' || id) AS product FROM runs
+                    ORDER BY started_at DESC, run_id DESC LIMIT ?),
+                attempts AS (
+                    SELECT a.destination, a.test, a.run, recent.product, recent.started_at,
+                        a.outcome IN ('failed', 'crashed', 'timed-out') AS bad, a.outcome = 'passed' AS good
+                    FROM test_attempts a JOIN recent ON recent.id = a.run
+                    WHERE a.outcome IN ('passed', 'failed', 'crashed', 'timed-out')),
+                products AS (
+                    SELECT destination, test, product, MAX(good) AS passed_on, MAX(bad) AS failed_on
+                    FROM attempts GROUP BY destination, test, product),
                 counted AS (
+                    SELECT a.destination, a.test, COUNT(*) AS counted_attempts, SUM(a.bad) AS failures,
+                        COUNT(DISTINCT a.run) AS counted_runs,
+                        MIN(CASE WHEN a.bad THEN a.started_at END) AS first_seen,
+                        MAX(CASE WHEN a.bad THEN a.started_at END) AS last_seen
+                    FROM attempts a JOIN products p
+                        ON p.destination = a.destination AND p.test = a.test AND p.product = a.product
+                    WHERE p.passed_on
+                    GROUP BY a.destination, a.test
+                    HAVING failures > 0),
+                mixed AS (
+                    SELECT destination, test, COUNT(*) AS mixed_products FROM products
+                    WHERE passed_on AND failed_on GROUP BY destination, test),
+                results AS (
                     SELECT r.destination, r.test, COUNT(*) AS runs, SUM(r.outcome = 'flaky') AS flaky_runs,
                         SUM(r.attempt_count) AS attempts
                     FROM test_results r JOIN recent ON recent.id = r.run
-                    GROUP BY r.destination, r.test
-                    HAVING flaky_runs > 0)
-                SELECT counted.*, t.module, t.suite, t.name FROM counted JOIN tests t ON t.id = counted.test
-                ORDER BY CAST(flaky_runs AS REAL) / runs DESC, flaky_runs DESC,
+                    GROUP BY r.destination, r.test)
+                SELECT counted.*, mixed.mixed_products, results.runs, results.flaky_runs, results.attempts,
+                    t.module, t.suite, t.name
+                FROM counted
+                    JOIN mixed ON mixed.destination = counted.destination AND mixed.test = counted.test
+                    JOIN results ON results.destination = counted.destination AND results.test = counted.test
+                    JOIN tests t ON t.id = counted.test
+                ORDER BY CAST(failures AS REAL) / counted_attempts DESC, failures DESC,
                     t.module, t.suite, t.name, counted.destination
                 """, arguments: [runs]).map { row in
                 FlakyStat(test: TestID(module: row["module"], suite: row["suite"], name: row["name"]),
                           destination: row["destination"], runs: row["runs"], flakyRuns: row["flaky_runs"],
-                          attempts: row["attempts"])
+                          attempts: row["attempts"],
+                          score: FlakeScore(attempts: row["counted_attempts"], failures: row["failures"],
+                                            runs: row["counted_runs"], flakyRuns: row["flaky_runs"],
+                                            mixedProducts: row["mixed_products"], firstSeen: row["first_seen"],
+                                            lastSeen: row["last_seen"]))
             }
         }
     }

@@ -134,7 +134,14 @@ struct HistoryCommand: AsyncParsableCommand {
         subcommands: [Show.self, Flaky.self, Export.self, Import.self])
 
     struct Flaky: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Tests by flake rate over recent runs.")
+        static let configuration = CommandConfiguration(
+            abstract: "Tests by flake score over recent runs.",
+            discussion: """
+                A test's score is its failures per attempt on the builds it also passed on: a fail then a pass \
+                within a run (--retries), or two runs of one build (by the SHA-256 of its test binary) with \
+                different verdicts. Failures on a build it never passed on are a break, not a flake, and are left \
+                out. The interval is Wilson's (95 %): how much the evidence is worth.
+                """)
 
         @Option(help: "The timing history database.")
         var history = ".fanout/history.sqlite"

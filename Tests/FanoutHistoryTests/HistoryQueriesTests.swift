@@ -76,11 +76,54 @@ struct HistoryQueriesTests {
         }
 
         let all = try store.flakyTests(runs: 10)
-        #expect(all == [FlakyStat(test: shaky, destination: "local", runs: 4, flakyRuns: 2, attempts: 7)])
+        // No product digests: each run is a product of its own, so the two fail-then-pass runs are the evidence,
+        // and every attempt counts (it passed in every run): 3 failures in 7 attempts.
+        #expect(all == [FlakyStat(test: shaky, destination: "local", runs: 4, flakyRuns: 2, attempts: 7,
+                                  score: FlakeScore(attempts: 7, failures: 3, runs: 4, flakyRuns: 2, mixedProducts: 2,
+                                                    firstSeen: ReportBuilder("", minute: 0).startedAt,
+                                                    lastSeen: ReportBuilder("", minute: 2).startedAt))])
         #expect(all.first?.rate == 0.5)
         // The newest two runs hold one flaky run of two.
         #expect(try store.flakyTests(runs: 2).first?.flakyRuns == 1)
         #expect(try store.flakyTests(runs: 1).isEmpty)
+    }
+
+    /// Two runs of one build (by its SHA-256) that gave a test both verdicts are evidence of a flake without any
+    /// retry; failures on a build the test never passed on are a break, not a flake, and are left out.
+    @Test func oneBuildGivingBothVerdictsIsAFlakeAndABuildItNeverPassedOnIsNot() throws {
+        let store = try HistoryStore.inMemory()
+        let coin = TestID(suite: login, name: "testCoin")
+        let broken = TestID(suite: login, name: "testBrokenInBuildB")
+        let steady = TestID(suite: login, name: "testSteady")
+        // Build A: four runs, testCoin fails in one; build B: two runs, testBrokenInBuildB fails in both (it passed
+        // on A); a run of unknown build where testCoin fails alone: no evidence either way.
+        let plan: [(product: String?, coin: Outcome, broken: Outcome)] = [
+            ("a", .passed, .passed), ("a", .failed, .passed), ("a", .passed, .passed), ("a", .passed, .passed),
+            ("b", .passed, .failed), ("b", .passed, .failed), (nil, .failed, .passed),
+        ]
+        for (minute, run) in plan.enumerated() {
+            var b = ReportBuilder("run-\(minute)", minute: minute)
+            b.addTest(coin, outcome: run.coin, attempts: [(run.coin, 1)])
+            b.addTest(broken, outcome: run.broken, attempts: [(run.broken, 1)])
+            b.addTest(steady, outcome: .passed, attempts: [(.passed, 1)])
+            var report = b.build(exitCode: run.coin == .failed || run.broken == .failed ? 1 : 0)
+            report.product.sha256 = run.product.map { String(repeating: $0, count: 64) }
+            try store.record(report)
+        }
+        let flaky = try store.flakyTests(runs: 20)
+        #expect(flaky.map(\.test) == [coin], "\(flaky)")
+        let score = try #require(flaky.first?.score)
+        // A's 4 attempts and B's 2 (it passed on B); the unknown build's lone failure is left out.
+        #expect(score.attempts == 6 && score.failures == 1 && score.mixedProducts == 1 && score.runs == 6, "\(score)")
+        #expect(score.flakyRuns == 0, "no retry: the evidence is the build's two verdicts")
+        #expect(score.firstSeen == ReportBuilder("", minute: 1).startedAt && score.lastSeen == score.firstSeen)
+        #expect(flaky.first?.runs == 7, "every run that ran it")
+        // The newest three runs hold no build that gave testCoin both verdicts.
+        #expect(try store.flakyTests(runs: 3).isEmpty)
+        // The build's identity survives an export and an import.
+        let copy = try HistoryStore.inMemory()
+        _ = try copy.importRuns(try store.exportRuns())
+        #expect(try copy.flakyTests(runs: 20) == flaky)
     }
 
     @Test func measurementsRoundTrip() throws {

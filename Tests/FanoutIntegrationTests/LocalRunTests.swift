@@ -224,7 +224,11 @@ import Testing
         let (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])
         #expect(code == 0)
         #expect(out.contains("IntegrationTests.RetryableFetchTests/testFetchWithFlakyBackend"))
-        #expect(out.contains("100.0%"), "flaky in its only run: \(out)")
+        #expect(out.contains("50.0%") && out.contains("1/2"), "one failure in two attempts, on a build it passed on: \(out)")
+        // The build's identity, which makes two runs of it comparable: the SHA-256 of the test binary.
+        let sha = try #require(outcome.report.product.sha256)
+        let (_, sum, _) = await LocalTransport(slots: 1).capture(Command(executable: "/usr/bin/sha256sum", arguments: [bundle]))
+        #expect(String(decoding: sum, as: UTF8.self).hasPrefix(sha + " "), "sha256sum agrees: \(sha)")
     }
 
     @Test func aTestThatFailsEveryAttemptIsFailedWithEveryAttemptsMessages() async throws {

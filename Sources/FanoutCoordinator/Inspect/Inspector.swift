@@ -70,15 +70,28 @@ public enum Inspector {
         do {
             let (store, _) = try HistoryStore.open(at: path)
             let rows = try store.flakyTests(runs: runs).map { f in
-                [f.test.description, f.destination, "\(String(format1: f.rate * 100))%", String(f.flakyRuns), String(f.runs),
-                 String(f.attempts)]
+                let s = f.score, i = s.interval
+                return [f.test.description, f.destination, "\(String(format1: s.rate * 100))%",
+                        "\(String(format1: i.lowerBound * 100))-\(String(format1: i.upperBound * 100))%",
+                        "\(s.failures)/\(s.attempts)", String(f.flakyRuns), String(s.mixedProducts), String(f.runs),
+                        s.lastSeen.map(Self.day) ?? "-"]
             }
-            return Table(title: "Flaky tests over the last \(runs) runs (flaky: failed, then passed on a retry)",
-                         headers: ["test", "destination", "flake rate", "flaky runs", "runs", "attempts"], rows: rows,
-                         numeric: [2, 3, 4, 5])
+            return Table(title: "Flaky tests over the last \(runs) runs: failures per attempt on builds the test also "
+                            + "passed on (95 % interval), fail-then-pass runs, builds that gave both verdicts",
+                         headers: ["test", "destination", "flake rate", "interval", "failed/attempts", "flaky runs",
+                                   "mixed builds", "runs", "last failed"], rows: rows,
+                         numeric: [2, 3, 4, 5, 6, 7])
         } catch {
             throw FanoutError("cannot read the timing history at \(path): \(error)", exitCode: .infrastructure)
         }
+    }
+
+    /// A date as `2026-11-26` (UTC).
+    static func day(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 
     /// `fanout history show`: recent runs and per-class timing statistics.

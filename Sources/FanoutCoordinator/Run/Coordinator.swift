@@ -75,6 +75,9 @@ public final class Coordinator: Sendable {
         try Self.checkWritable(reportDirectory)
         _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
         let prepared = try await prepare()
+        // The product's identity for the history's flake evidence, read while the tests run.
+        let products = Set(prepared.products.values)
+        let digest = Task { products.count == 1 ? await ProductDigest.sha256(of: products.first!) : nil }
         for w in prepared.warnings { progress(.warning(w)) }
         progress(.planned(tests: prepared.testCount, items: prepared.items.count, slots: prepared.slots,
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
@@ -105,6 +108,7 @@ public final class Coordinator: Sendable {
         }
         var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: now(),
                                     interrupted: interrupted, transports: transports, usable: usable)
+        report.product.sha256 = await digest.value
         return finish(&report, interrupted: interrupted, reportDirectory: reportDirectory)
     }
 
@@ -178,9 +182,10 @@ public final class Coordinator: Sendable {
 
         // Each measurement's trend is read before the run is recorded (a run is not its own past); a history that
         // does not exist yet has no past, and is not created for it when this run is not recorded.
-        let readsTrends = !report.measurements.isEmpty && FileManager.default.fileExists(atPath: settings.historyPath)
+        let historyExists = FileManager.default.fileExists(atPath: settings.historyPath)
+        let readsTrends = !report.measurements.isEmpty && historyExists
         let records = settings.recordHistory && !interrupted
-        if readsTrends || records {
+        if historyExists || records {
             do {
                 let (store, notes) = try HistoryStore.open(at: settings.historyPath)
                 report.warnings += notes
@@ -192,6 +197,12 @@ public final class Coordinator: Sendable {
                     }
                 }
                 if records { try store.record(report) }
+                // Flake scores count this run's verdicts: read once it is recorded.
+                do {
+                    try FlakeScores.fill(&report, from: store)
+                } catch {
+                    report.warnings.append("flake scores were not read from the timing history: \(error)")
+                }
             } catch {
                 report.warnings.append(records ? "the timing history was not updated: \(error)"
                                                : "performance trends were not read from the timing history: \(error)")

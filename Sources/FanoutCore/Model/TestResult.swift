@@ -34,6 +34,9 @@ public struct TestResult: Hashable, Codable, Sendable {
     public var destination: String
     public var outcome: Outcome
     public var attempts: [Attempt]
+    /// Its flake score on this destination over the recent runs, this one included, when they hold evidence of a
+    /// flake (a failure on a build it also passed on); nil otherwise, or when the run kept no history.
+    public var flakeScore: FlakeScore?
 
     public init(id: TestID, framework: Framework, destination: String, outcome: Outcome, attempts: [Attempt]) {
         self.id = id

@@ -18,6 +18,9 @@ public struct HistoryRun: Codable, Sendable, Hashable {
     public var interrupted: Bool
     /// The destinations the run targeted. Per-test timings of a destination are read only from runs that list it.
     public var destinations: [String]
+    /// The SHA-256 of the test product the run ran (report.json's `product.sha256`), when known: two runs of one
+    /// product that gave a test both verdicts are the evidence of a flake (``FlakeScore``).
+    public var product: String?
     public var slots: Int
     public var wall: Double?
     public var preparation: Double?
@@ -34,7 +37,8 @@ public struct HistoryRun: Codable, Sendable, Hashable {
     public var measurements: [MeasurementRun]
 
     public init(runID: String, startedAt: Date, finishedAt: Date, fanoutVersion: String, exitCode: Int32,
-                interrupted: Bool, destinations: [String], slots: Int, wall: Double? = nil, preparation: Double? = nil,
+                interrupted: Bool, destinations: [String], product: String? = nil, slots: Int, wall: Double? = nil,
+                preparation: Double? = nil,
                 makespan: Double? = nil, lowerBound: Double? = nil, predictedMakespan: Double? = nil,
                 plannedLowerBound: Double? = nil, totalEstimate: Double? = nil, counts: Counts,
                 units: [UnitRun] = [], classes: [ClassRun] = [], tests: [TestRun] = [],
@@ -46,6 +50,7 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         self.exitCode = exitCode
         self.interrupted = interrupted
         self.destinations = destinations
+        self.product = product
         self.slots = slots
         self.wall = wall
         self.preparation = preparation
@@ -249,7 +254,7 @@ extension HistoryRun {
         self.init(
             runID: report.runID, startedAt: report.startedAt, finishedAt: report.finishedAt,
             fanoutVersion: report.fanoutVersion, exitCode: report.exitCode, interrupted: report.interrupted,
-            destinations: report.destinations, slots: plan.slots, wall: timing.wall,
+            destinations: report.destinations, product: report.product.sha256, slots: plan.slots, wall: timing.wall,
             preparation: timing.preparation, makespan: timing.makespan, lowerBound: timing.lowerBound,
             predictedMakespan: plan.predictedMakespan, plannedLowerBound: plan.lowerBound,
             totalEstimate: plan.totalEstimate, counts: report.counts,

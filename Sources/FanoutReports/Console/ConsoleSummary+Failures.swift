@@ -18,6 +18,9 @@ extension ConsoleSummary {
                     + "\(attempt.agent), unit \(attempt.unit):", indent: "      ", style: out.style.dim)
                 for line in issues { out.wrapped(line, indent: "        ", continuation: "          ") }
             }
+            if let score = result.flakeScore {
+                out.wrapped(score.summary, indent: "      ", continuation: "        ", style: out.style.dim)
+            }
         }
     }
 
@@ -50,6 +53,10 @@ extension ConsoleSummary {
                 if let unit { place += " (slot \(unit.slot), \(formatSeconds(unit.duration)), ended: \(unit.ending))" }
                 if result.attempts.count > 1 { place += " · attempt \(result.attempts.count)" }
                 out.wrapped(place, indent: "      ", continuation: "        ", style: out.style.dim)
+            }
+            // Whether the history says this failure is likely a flake.
+            if let score = result.flakeScore {
+                out.wrapped(score.summary, indent: "      ", continuation: "        ", style: out.style.dim)
             }
             if let diagnostics = attempt?.diagnostics, !diagnostics.isEmpty, diagnosticLines > 0 {
                 let (tail, omitted) = ReportFacts.tail(TextSanitizer.terminalSafe(diagnostics), lines: diagnosticLines)

@@ -61,6 +61,8 @@ extension HTMLWriter {
             ? ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
             : issues.map(ReportFacts.line(for:)).joined(separator: "\n")
         out += "<pre class=\"message\">\(e(HTMLEscaping.clipped(message, to: Self.textLimit)))</pre>\n"
+        // Whether the history says this failure is likely a flake.
+        if let score = result.flakeScore { out += "<p class=\"flake\">\(e(score.summary, line: true))</p>\n" }
 
         if let files = attempt?.attachments, !files.isEmpty {
             // Paths relative to the report folder, as written beside this page; images are shown, other files linked.

@@ -256,6 +256,7 @@ public struct HTMLWriter: Sendable {
                 out += " · attempt \(first.number) on \(e(first.attempt.agent, line: true)): "
                     + e(HTMLEscaping.clipped(message, to: 500), line: true)
             }
+            if let score = r.flakeScore { out += " · " + e(score.summary, line: true) }
             out += "</li>\n"
         }
         out += "</ul>\n"

@@ -81,7 +81,8 @@ public struct MarkdownWriter: Sendable {
             for r in flaky.prefix(testsPerGroup) {
                 let flakes = r.earlierFailedAttempts.count
                 text += "- `\(Self.code(r.id.description))`\(Self.place(r, destinations: report.destinations.count)) · "
-                    + "\(flakes) failed attempt\(flakes == 1 ? "" : "s") before the pass\n"
+                    + "\(flakes) failed attempt\(flakes == 1 ? "" : "s") before the pass"
+                    + (r.flakeScore.map { " · " + Self.escape($0.summary) } ?? "") + "\n"
             }
             if flaky.count > testsPerGroup { text += "- … and \(flaky.count - testsPerGroup) more\n" }
             if !out.add(text + "\n") { omitted += flaky.count }
@@ -135,6 +136,7 @@ public struct MarkdownWriter: Sendable {
         for line in lines { text += "\n  > " + escape(String(line.prefix(500))) }
         let tries = result.attempts.count
         if tries > 1 { text += "\n  > (\(tries) attempts, every one failed)" }
+        if let score = result.flakeScore { text += "\n  > " + escape(score.summary) }
         return text + "\n"
     }
 
