@@ -143,7 +143,7 @@ demo_cases() {
     if [[ $1 == 0 && $2 -ge $3 ]]; then echo ""; else echo "  INCOMPLETE: $2/$3 tests, exit $1"; fi
   }
   echo "each figure: the median of $repeat run$( ((repeat > 1)) && echo "s, (min-max)"); vs fanout: round by round"
-  printf '\n%-6s %-44s %-21s %-21s %14s %9s %9s %s\n' slots runner wall makespan "LB (per test)" mk/LB wall-LB "vs fanout"
+  printf '\n%-6s %-44s %-23s %-23s %14s %9s %9s %s\n' slots runner wall makespan "LB (per test)" mk/LB wall-LB "vs fanout"
   for slots in 4 8; do
     walls=(); mks=(); lbs=(); marks=""
     for i in $(seq "$repeat"); do
@@ -156,7 +156,7 @@ demo_cases() {
       marks+=$(verdict "$rc" "$(( $(tests_in "$work/r$slots-$i/report.json") - $(failed_in "$work/r$slots-$i/report.json") ))" "$expected")
     done
     wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
-    printf '%-6s %-44s %-21s %-21s %13.2fs %9.3f %8.2fs %s%s\n' "$slots" "fanout run --bundle (warm history)" \
+    printf '%-6s %-44s %-23s %-23s %13.2fs %9.3f %8.2fs %s%s\n' "$slots" "fanout run --bundle (warm history)" \
       "$(printf '%s\n' "${walls[@]}" | spread %.2fs)" "$(printf '%s\n' "${mks[@]}" | spread %.2fs)" "$lb" \
       "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)" "1.00" "$marks"
 
@@ -170,7 +170,7 @@ demo_cases() {
       pwalls+=("$(echo "$t1 - $t0" | bc -l)")
       marks+=$(verdict "$rc" "$(( $(tests_in "$work/p$slots-$i/report.json") - $(failed_in "$work/p$slots-$i/report.json") ))" "$expected")
     done
-    printf '%-6s %-44s %-21s %-21s %14s %9s %9s %s%s\n' "$slots" "fanout run --package (no-op build included)" \
+    printf '%-6s %-44s %-23s %-23s %14s %9s %9s %s%s\n' "$slots" "fanout run --package (no-op build included)" \
       "$(printf '%s\n' "${pwalls[@]}" | spread %.2fs)" - - - - "1.00" "$marks"
 
     for build in skip build; do
@@ -189,7 +189,7 @@ demo_cases() {
       done
       altwall=$(printf '%s\n' "${alt[@]}" | median)
       if [[ $build == skip ]]; then label="swift test --skip-build --parallel"; refs="${walls[*]}"; else label="swift test --parallel (no-op build included)"; refs="${pwalls[*]}"; fi
-      printf '%-6s %-44s %-21s %-21s %14s %9s %8.2fs %s%s\n' "$slots" "$label" "$(printf '%s\n' "${alt[@]}" | spread %.2fs)" - - - \
+      printf '%-6s %-44s %-23s %-23s %14s %9s %8.2fs %s%s\n' "$slots" "$label" "$(printf '%s\n' "${alt[@]}" | spread %.2fs)" - - - \
         "$(echo "$altwall - $lb" | bc -l)" "$(ratios "${alt[*]}" "$refs" | spread %.2fx)" "$marks"
     done
   done
@@ -220,7 +220,7 @@ demo_cases() {
     done
     wall=$(printf '%s\n' "${walls[@]}" | median); mk=$(printf '%s\n' "${mks[@]}" | median); lb=$(printf '%s\n' "${lbs[@]}" | median)
     printf '  deploy cold: %.2f s, %d bytes sent in all · warm: %.2f s, %d bytes sent\n' "$cold_s" "$cold_b" "$warm_s" "$warm_b"
-    printf '%-6s %-28s %-21s %-21s %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" \
+    printf '%-6s %-28s %-23s %-23s %8.2fs %9.3f %8.2fs\n' 8 "fanout, 4 SSH agents (warm)" \
       "$(printf '%s\n' "${walls[@]}" | spread %.2fs)" "$(printf '%s\n' "${mks[@]}" | spread %.2fs)" "$lb" \
       "$(echo "$mk / $lb" | bc -l)" "$(echo "$wall - $lb" | bc -l)"
     bash Agents/local-fleet/down.sh --dir "$fleet" >/dev/null 2>&1 || true

@@ -55,7 +55,7 @@ struct Report: AsyncParsableCommand {
             // The demo suite's figures measured apart (`scripts/bench.sh --repeat K` writes them) replace the old ones.
             if let demo {
                 let text = try String(contentsOfFile: demo, encoding: .utf8)
-                base.demo = "(measured apart from the rest of this page: \(m.date), commit \(m.commit), by \(command))\n\n" + text
+                base.demo = "(measured apart from the rest of this page: \(m.date), \(m.commit), by \(command))\n\n" + text
             }
             let order = SuiteShape.allCases
             base.suites.sort { (order.firstIndex(of: $0.shape) ?? 0) < (order.firstIndex(of: $1.shape) ?? 0) }
