@@ -76,21 +76,21 @@ public struct FlakyStat: Hashable, Sendable {
     public var destination: String
     /// Recent runs that ran the test on this destination.
     public var runs: Int
-    /// Of those, the runs where it was flaky (failed, then passed on a retry).
-    public var flakyRuns: Int
     /// Attempts over those runs, retries included.
     public var attempts: Int
     /// Failures per attempt on the products it also passed on, with its interval.
     public var score: FlakeScore
 
-    public init(test: TestID, destination: String, runs: Int, flakyRuns: Int, attempts: Int, score: FlakeScore) {
+    public init(test: TestID, destination: String, runs: Int, attempts: Int, score: FlakeScore) {
         self.test = test
         self.destination = destination
         self.runs = runs
-        self.flakyRuns = flakyRuns
         self.attempts = attempts
         self.score = score
     }
+
+    /// Of its recent runs, those where it was flaky (failed, then passed on a retry).
+    public var flakyRuns: Int { score.flakyRuns }
 
     /// Share of its recent runs in which the test was flaky (failed, then passed on a retry), 0...1.
     public var rate: Double { runs > 0 ? Double(flakyRuns) / Double(runs) : 0 }

@@ -122,8 +122,7 @@ extension HistoryStore {
                     t.module, t.suite, t.name, counted.destination
                 """, arguments: [runs]).map { row in
                 FlakyStat(test: TestID(module: row["module"], suite: row["suite"], name: row["name"]),
-                          destination: row["destination"], runs: row["runs"], flakyRuns: row["flaky_runs"],
-                          attempts: row["attempts"],
+                          destination: row["destination"], runs: row["runs"], attempts: row["attempts"],
                           score: FlakeScore(attempts: row["counted_attempts"], failures: row["failures"],
                                             runs: row["counted_runs"], flakyRuns: row["flaky_runs"],
                                             mixedProducts: row["mixed_products"], firstSeen: row["first_seen"],
