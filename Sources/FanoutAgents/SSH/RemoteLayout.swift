@@ -203,8 +203,8 @@ public struct RemoteLayout: Sendable, Hashable {
     /// Linux: one awk reads /proc/<pid>/stat of every process (fields counted after the last `)`, since the name may
     /// hold spaces and parentheses): utime + stime + cutime + cstime in ticks of `getconf CLK_TCK`, and VmHWM from
     /// /proc/<pid>/status of the group's members, then `W <unit> <ns> <ready>` lines: each member's run-queue wait
-    /// and threads ready to run (``ResourceUsage/cpuWaitSeconds``, ``ResourceUsage/readyThreads``). A file that vanished meanwhile is skipped (awk's getline, unlike
-    /// a file operand, does not abort on it). Elsewhere (macOS has no /proc): `ps`'s cumulative CPU time and current
+    /// and threads ready to run (``ResourceUsage/cpuWaitSeconds``, ``ResourceUsage/readyThreads``). A file that
+    /// vanished meanwhile is skipped (awk's getline, unlike a file operand, does not abort on it). Elsewhere (macOS has no /proc): `ps`'s cumulative CPU time and current
     /// resident set (the transport keeps the largest seen). Everything runs in the C locale (decimal points).
     public var usageSample: String {
         let groups: String = #"g=; for f in "# + q(pids) + #"/*; do [ -f "$f" ] && read -r p < "$f" && g="$g ${f##*/}:$p"; done"#

@@ -11,11 +11,12 @@ enum FlakeScores {
     /// `runs` runs: call it after the run is recorded, so that its own verdicts count.
     static func fill(_ report: inout RunReport, from store: HistoryStore, runs: Int = runs) throws(HistoryError) {
         struct Key: Hashable { var test: TestID; var destination: String }
-        let scores = Dictionary(try store.flakyTests(runs: runs).map { (Key(test: $0.test, destination: $0.destination), $0.score) },
+        let stats = try store.flakyTests(runs: runs)
+        let scores = Dictionary(stats.map { (Key(test: $0.test, destination: $0.destination), $0.score) },
                                 uniquingKeysWith: { first, _ in first })
         guard !scores.isEmpty else { return }
-        for i in report.results.indices {
-            report.results[i].flakeScore = scores[Key(test: report.results[i].id, destination: report.results[i].destination)]
+        for (i, r) in report.results.enumerated() {
+            report.results[i].flakeScore = scores[Key(test: r.id, destination: r.destination)]
         }
     }
 }

@@ -205,7 +205,7 @@ public final class Coordinator: Sendable {
                 }
             } catch {
                 report.warnings.append(records ? "the timing history was not updated: \(error)"
-                                               : "performance trends were not read from the timing history: \(error)")
+                                               : "the timing history could not be read (no trends, no flake scores): \(error)")
             }
         }
 

@@ -5,8 +5,8 @@
 ///   of a core between two CPU samples, or being ready to run (on a core or waiting for one) at least
 ///   ``runnableProgressRate`` of that time, or having a thread ready to run at two samples in a row: a computing
 ///   test starved of CPU by other work on its machine gets almost no CPU time, but it is ready to run all along,
-///   and a blocked test, asleep, is not (where the transport cannot tell, CPU time alone decides). The stall window of the running test (the most generous one when
-///   several run at once) is measured from the last progress.
+///   and a blocked test, asleep, is not (where the transport cannot tell, CPU time alone decides). The stall window
+///   of the running test (the most generous one when several run at once) is measured from the last progress.
 /// - Until the transport has reported CPU time once, the watch cannot tell a computing test from a blocked one, so
 ///   it never calls a unit stalled; only the ceiling applies.
 /// - The ceiling of each running test is measured from its own start. Between tests (start-up, class set-up and
@@ -16,7 +16,8 @@
 ///   so a test's CPU time is approximate at the sampling interval.
 /// - A computing test (by history, ``TestLimits/computeShare``, or by its CPU and run-queue samples) is past its
 ///   ceiling only when it has also used its share of a core for the whole ceiling, or ran
-///   ``TestLimits/contendedCeilingFactor`` × the ceiling: slowed by shared cores is not stuck. A configured ceiling is wall-clock time.
+///   ``TestLimits/contendedCeilingFactor`` × the ceiling: slowed by shared cores is not stuck. A configured ceiling
+///   is wall-clock time.
 public struct ProgressWatch: Sendable {
     /// The share of one core the unit's processes must use between two samples for it to count as progress: a
     /// blocked process's runtime threads wake now and then, a computing one uses a good part of a core even when
@@ -92,8 +93,8 @@ public struct ProgressWatch: Sendable {
                 if let waited { cpuWaitByTest[test, default: 0] += waited / n }
             }
         }
-        if let used, let since = lastSample, t > since,
-           used / (t - since) >= Self.cpuProgressRate || (used + (waited ?? 0)) / (t - since) >= Self.runnableProgressRate {
+        if let used, let since = lastSample, t > since, used / (t - since) >= Self.cpuProgressRate
+            || (used + (waited ?? 0)) / (t - since) >= Self.runnableProgressRate {
             lastProgress = max(lastProgress, t)
         }
         lastCPU = max(lastCPU ?? seconds, seconds)

@@ -19,7 +19,8 @@ public struct ResourceUsage: Codable, Sendable, Hashable {
     /// shows only here.
     public var readyThreads: Int?
 
-    public init(cpuSeconds: Double, peakMemoryBytes: Int64? = nil, cpuWaitSeconds: Double? = nil, readyThreads: Int? = nil) {
+    public init(cpuSeconds: Double, peakMemoryBytes: Int64? = nil, cpuWaitSeconds: Double? = nil,
+                readyThreads: Int? = nil) {
         self.cpuSeconds = cpuSeconds
         self.peakMemoryBytes = peakMemoryBytes
         self.cpuWaitSeconds = cpuWaitSeconds
