@@ -19,6 +19,8 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
     /// small classes of tens of ms. With 8 slots on 2 cores, the heavy class's tests take several times their
     /// serial time: a slow test that is not a hung one. (Last in this list: a shape's position seeds its suite.)
     case mixed
+    /// 200 waiting tests over 20 classes, 5 s in all: the suite of the `--repeat 20` benchmark (`fanout-bench repeat`).
+    case twoHundred = "two-hundred"
 
     var packageName: String {
         switch self {
@@ -28,6 +30,7 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
         case .skewed: "BenchSkewed"
         case .cpuBound: "BenchCPUBound"
         case .mixed: "BenchMixed"
+        case .twoHundred: "BenchTwoHundred"
         }
     }
 
@@ -49,6 +52,7 @@ enum SuiteShape: String, CaseIterable, Codable, Sendable {
         case .cpuBound: "Lognormal class durations whose methods compute (a hash loop, one core each) instead of waiting"
         case .mixed: "Waiting + computing classes: one class of 16 methods whose 4 heaviest compute 8-12 s each (40 s), "
             + "12 computing classes of 4-10 s, waiting classes of as much time, 180 small computing classes of tens of ms"
+        case .twoHundred: "200 waiting tests over 20 classes of 10, 5 s in all (lognormal): the suite of the --repeat benchmark"
         }
     }
 }
@@ -135,6 +139,11 @@ enum SuiteGenerator {
             }
         case .mixed:
             classes = mixed(names: &names, rng: &rng)
+        case .twoHundred:
+            let sizes = normalize((0..<20).map { _ in rng.lognormal(mu: 0, sigma: 0.6) }, to: 5, cap: 0.6)
+            for size in sizes {
+                classes.append(GeneratedClass(name: names.next(), methods: split(size, into: 10, sigma: 0.5, rng: &rng)))
+            }
         }
         return GeneratedSuite(shape: shape, seed: seed, packageName: shape.packageName, moduleName: shape.moduleName,
                               classes: classes)

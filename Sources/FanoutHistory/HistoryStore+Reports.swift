@@ -197,3 +197,33 @@ extension HistoryStore {
         }
     }
 }
+
+extension HistoryStore {
+    /// The final outcomes of the tests a quarantine entry names, in each of the newest `runs` runs that ran any of
+    /// them, newest run first: `name` nil names every test of the class, `destination` nil every destination. What
+    /// `fanout history flaky --propose` reads to tell a muted test that has passed cleanly for a while.
+    public func recentOutcomes(module: String, suite: String, name: String?, destination: String?, runs: Int)
+        throws(HistoryError) -> [[Outcome]]
+    {
+        try read("read the recent outcomes of \(module).\(suite)") { db in
+            let rows = try Row.fetchAll(db, sql: """
+                WITH mine AS (
+                    SELECT r.run, r.outcome FROM test_results r JOIN tests t ON t.id = r.test
+                    WHERE t.module = ? AND t.suite = ? AND (? IS NULL OR t.name = ?) AND (? IS NULL OR r.destination = ?)),
+                newest AS (
+                    SELECT DISTINCT runs.id, runs.started_at, runs.run_id FROM runs JOIN mine ON mine.run = runs.id
+                    ORDER BY runs.started_at DESC, runs.run_id DESC LIMIT ?)
+                SELECT newest.id AS run, mine.outcome FROM newest JOIN mine ON mine.run = newest.id
+                ORDER BY newest.started_at DESC, newest.run_id DESC
+                """, arguments: [module, suite, name, name, destination, destination, runs])
+            var order: [Int64] = []
+            var byRun: [Int64: [Outcome]] = [:]
+            for row in rows {
+                let run: Int64 = row["run"]
+                if byRun[run] == nil { order.append(run) }
+                byRun[run, default: []].append(Outcome(rawValue: row["outcome"]) ?? .notRun)
+            }
+            return order.map { byRun[$0] ?? [] }
+        }
+    }
+}

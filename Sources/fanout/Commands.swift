@@ -14,7 +14,7 @@ struct Fanout: AsyncParsableCommand {
         """,
         version: Coordinator.version,
         subcommands: [Run.self, PlanCommand.self, List.self, HistoryCommand.self, AgentsCommand.self, BaselineCommand.self,
-                      ReportCommand.self, InitCommand.self],
+                      QuarantineCommand.self, ReportCommand.self, InitCommand.self],
         defaultSubcommand: Run.self)
 }
 
@@ -53,6 +53,18 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Re-run failed tests up to N times, preferring another agent; fail-then-pass is reported flaky.")
     var retries: Int?
 
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Flake hunting: run every selected test N times, each "
+        + "repetition in a process of its own, spread over slots, agents and destinations; reports each test's pass "
+        + "rate with its interval. Retries are off.", valueName: "N"))
+    var repeatCount: Int?
+
+    @Flag(help: "Flake hunting: repeat (up to --repeat N, default 100) and stop at the first failure; says which repetition, agent and seed.")
+    var untilFailure = false
+
+    @Option(help: ArgumentHelp("The run's seed: each test process gets FANOUT_SEED derived from it (drawn at random for --repeat).",
+                               valueName: "S"))
+    var seed: Int?
+
     @Flag(help: "Leave the run's folder on the agents (for debugging); processes are still stopped.")
     var keepRemote = false
 
@@ -78,6 +90,9 @@ struct Run: AsyncParsableCommand {
         if noCpuPacking { settings.cpuPacking = false }
         if keepRemote { settings.ssh.keepRemote = true }
         if let retries { settings.retries = retries }
+        if let repeatCount { settings.repeatCount = repeatCount }
+        if untilFailure { settings.untilFailure = true }
+        if let seed { settings.seed = seed }
         if failOnPerfRegression { settings.failOnPerfRegression = true }
         if let baselines { settings.baselinesPath = baselines }
         settings.shard = try ShardSelection.resolve(flag: shard, environment: ProcessInfo.processInfo.environment)
@@ -149,8 +164,61 @@ struct HistoryCommand: AsyncParsableCommand {
         @Option(help: "How many recent runs to look at.")
         var runs = 20
 
+        @Flag(help: "Write quarantine entries for the tests over --threshold, and release muted tests that passed cleanly in their last --release-after runs.")
+        var propose = false
+
+        @Flag(help: "With --propose: print what it would change, write nothing.")
+        var dryRun = false
+
+        @Option(help: "With --propose: the least flake rate (failures per attempt, 0-1) that proposes a test.")
+        var threshold = 0.05
+
+        @Option(help: "With --propose: the least counted failures that propose a test.")
+        var minFailures = 2
+
+        @Option(help: "With --propose: the mode of proposed entries (mute or skip).")
+        var mode: String = QuarantineMode.mute.rawValue
+
+        @Option(help: "With --propose: days a proposed entry applies.")
+        var days = 30
+
+        @Option(help: "With --propose: clean passing runs after which a muted test is released.")
+        var releaseAfter = 10
+
+        @OptionGroup var location: QuarantineCommand.Location
+
         mutating func run() async throws {
-            print(try Inspector.flakyTable(path: history, runs: runs).rendered())
+            guard propose else {
+                print(try Inspector.flakyTable(path: history, runs: runs).rendered())
+                return
+            }
+            guard let mode = QuarantineMode(rawValue: mode) else { throw FanoutError("--mode must be mute or skip (got '\(mode)')") }
+            guard threshold >= 0, threshold <= 1 else { throw FanoutError("--threshold must be from 0 to 1 (got \(threshold))") }
+            guard minFailures >= 1, releaseAfter >= 1, days >= 0, runs >= 1 else {
+                throw FanoutError("--min-failures, --release-after and --runs must be at least 1, --days at least 0")
+            }
+            let (settings, path) = try location.resolve()
+            var proposal = QuarantineProposal()
+            proposal.threshold = threshold
+            proposal.minimumFailures = minFailures
+            proposal.mode = mode
+            proposal.days = days
+            proposal.releaseAfter = releaseAfter
+            proposal.runs = runs
+            let result = try proposal.apply(historyPath: history, quarantinePath: path, settings: settings,
+                                            today: QuarantineFile.day(), dryRun: dryRun)
+            let verb = dryRun ? "would " : ""
+            for e in result.added { print("\(verb)quarantine \(e.label) (\(e.mode.rawValue) until \(e.expires)): \(e.reason)") }
+            for e in result.released {
+                print("\(verb)release \(e.label): it passed cleanly in each of its last \(releaseAfter) runs")
+            }
+            for t in result.alreadyQuarantined { print("already quarantined: \(t)") }
+            if result.added.isEmpty, result.released.isEmpty {
+                print("nothing to propose: no test over \(String(format1: threshold * 100))% flake rate with "
+                    + "\(minFailures)+ failures in the last \(runs) runs, and no muted test with \(releaseAfter) clean runs")
+            } else if !dryRun {
+                print("wrote \(path): review the change and commit it")
+            }
         }
     }
 

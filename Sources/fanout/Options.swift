@@ -44,6 +44,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The timing history database (default: .fanout/history.sqlite).")
     var history: String?
 
+    @Option(help: "The quarantine file: muted and skipped tests (default: fanout-quarantine.yml when it exists).")
+    var quarantine: String?
+
     /// Merges the config file and these flags into settings.
     func settings() throws -> RunSettings {
         var settings = try Self.fileSettings(config: config)
@@ -59,6 +62,7 @@ struct CommonOptions: ParsableArguments {
         if !destination.isEmpty { settings.selectedDestinations = destination }
         if noSplit { settings.splitClasses = false }
         if let history { settings.historyPath = history }
+        if let quarantine { settings.quarantinePath = quarantine }
         try settings.validate()
         return settings
     }

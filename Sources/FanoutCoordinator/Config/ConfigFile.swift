@@ -39,7 +39,8 @@ public enum ConfigFile {
                                              "reports", "history", "record_history", "timeout", "estimate",
                                              "destination", "agents", "known_hosts", "host_key_policy", "ssh", "retries",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
-                                             "exclusive", "performance", "baselines", "fail_on_perf_regression"])
+                                             "exclusive", "performance", "baselines", "fail_on_perf_regression",
+                                             "quarantine"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -98,6 +99,7 @@ public enum ConfigFile {
         }
         if let v = keys["performance"] { settings.performance = try BaselineFile.parseRules(v) }
         if let v = keys["baselines"] { settings.baselinesPath = try v.string() }
+        if let v = keys["quarantine"] { settings.quarantinePath = try v.string() }
         if let v = keys["fail_on_perf_regression"] { settings.failOnPerfRegression = try v.bool() }
         if let v = keys["exclusive"] { settings.exclusive = try v.strings() }
         if let list = keys["destinations"] {

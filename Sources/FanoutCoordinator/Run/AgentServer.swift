@@ -143,6 +143,11 @@ struct AgentServer: Sendable {
         progress(.unitStarted(unit: unit.id, agent: transport.name, slot: slot.index,
                               suites: unit.suiteDescriptions, estimate: unit.estimate))
         let command: Command
+        // `--repeat` / `--seed`: the unit's FANOUT_SEED, for tests that draw random input (and replay it from the report).
+        var destination = destination
+        if let seed = prepared.seed {
+            destination.environment["FANOUT_SEED"] = String(RepeatReport.seed(run: seed, unit: unit.id))
+        }
         do {
             command = try runner.command(for: unit, binary: binary, destination: destination)
         } catch {

@@ -83,10 +83,11 @@ public final class Coordinator: Sendable {
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
         let state = RunState(scheduler: Scheduler(items: prepared.items, options: preparation.schedulerOptions),
-                             items: prepared.items, requeueBudget: settings.requeueBudget, retries: settings.retries,
-                             slots: prepared.slots,
+                             items: prepared.items, requeueBudget: settings.requeueBudget,
+                             retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots,
                              deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
-                             capacity: settings.cpuPacking ? CapacityPolicy() : nil, progress: progress)
+                             capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
+                             untilFailure: settings.untilFailure, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
         let (transports, archives) = makeTransports()
@@ -145,7 +146,7 @@ public final class Coordinator: Sendable {
             (spec.name, transports.filter { usable.contains($0.name) && !$0.served(of: [spec]).isEmpty }
                 .reduce(0) { $0 + $1.slots })
         })
-        let assembly = RunReportAssembly(
+        var assembly = RunReportAssembly(
             runID: runID, fanoutVersion: Self.version, startedAt: startedAt, finishedAt: Date(),
             interruption: interrupted ? interruption.withLock { $0 } : nil,
             product: ProductInfo(package: settings.bundlePath == nil ? settings.packagePath : nil,
@@ -168,8 +169,12 @@ public final class Coordinator: Sendable {
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
             slotsServing: serving, items: prepared.items, units: await state.finished.map(\.record),
-            results: await state.results(reasonForMissing: reason), measurements: await state.measurements,
+            results: prepared.quarantine.apply(to: await state.results(reasonForMissing: reason)), measurements: await state.measurements,
             warnings: await state.warnings, steals: await state.steals, shard: settings.shard, wall: now)
+        if settings.isRepeating {
+            assembly.repeatRun = RepeatReport(repetitions: settings.repetitions, untilFailure: settings.untilFailure,
+                                              seed: prepared.seed ?? 0)
+        }
         return assembly.report
     }
 

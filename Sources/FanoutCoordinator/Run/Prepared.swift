@@ -16,6 +16,11 @@ public struct Prepared: Sendable {
     /// Every test's stall window and ceiling.
     public var timeLimits: TimeLimitBook
     public var warnings: [String]
+    /// What the quarantine file did: muted tests, and results for the tests it kept from running.
+    public var quarantine = QuarantineOutcome()
+    /// The run's seed (`--seed`, or drawn for a `--repeat` run): each unit's FANOUT_SEED derives from it; nil when
+    /// the tests get none.
+    public var seed: Int?
     public var slots: Int
     /// Seconds spent building and discovering.
     public var preparation: Double

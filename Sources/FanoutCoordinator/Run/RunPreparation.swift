@@ -43,6 +43,7 @@ struct RunPreparation: Sendable {
         }
 
         var catalogs: [String: Catalog] = [:]
+        var fullCatalogs: [String: Catalog] = [:]
         for spec in destinations {
             guard let product = products[spec.name] else { continue }
             progress(.phase("discovering tests in \(product.binary) for \(spec.name)"))
@@ -58,7 +59,10 @@ struct RunPreparation: Sendable {
                     hint: "Filters are regexes over Module.Class; `fanout list` shows the \(full.suites.count) classes found.")
             }
             catalogs[spec.name] = catalog
+            fullCatalogs[spec.name] = full
         }
+        let quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
+        catalogs = quarantine.catalogs
 
         var warnings: [String] = []
         let histories = readHistories(destinations.map(\.name), warnings: &warnings)
@@ -71,10 +75,11 @@ struct RunPreparation: Sendable {
         var items: [WorkItem] = []
         for spec in destinations {
             guard let catalog = catalogs[spec.name], let history = histories[spec.name] else { continue }
-            let whole = settings.estimator.workItems(for: catalog, destination: spec.name, history: history,
+            var whole = settings.estimator.workItems(for: catalog, destination: spec.name, history: history,
                                                      others: Array(histories.values))
             // Exclusive classes run alone on their agent, and whole: their measurements must not share the machine.
             let keep: (SuiteID) -> Bool = { keepWhole.matches($0) || exclusive.matches($0) }
+            quarantine.mark(&whole)
             var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
             for i in mine.indices {
                 if exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
@@ -95,10 +100,50 @@ struct RunPreparation: Sendable {
             }
             progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
         }
+        if settings.isRepeating {
+            // One copy of every item per repetition: each repetition runs in processes of its own.
+            let once = items
+            items = (1...settings.repetitions).flatMap { r in
+                once.map { item in
+                    var copy = item
+                    copy.repetition = r
+                    return copy
+                }
+            }
+        }
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
         let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
-        return Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards, plan: plan,
-                        timeLimits: limits, warnings: warnings, slots: slotCount, preparation: (clock.now - start).seconds)
+        var prepared = Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
+                                plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
+                                slots: slotCount, preparation: (clock.now - start).seconds)
+        prepared.quarantine = quarantine.outcome
+        if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }
+        // Of a run split across CI jobs, the first shard reports the tests the quarantine kept from running.
+        if let shard = settings.shard, shard.index != 1 { prepared.quarantine.skipped = [] }
+        return prepared
+    }
+
+    /// Reads the quarantine file and applies it: `skip` entries leave the catalogs, `mute` ones are remembered. An
+    /// entry for a destination that is not configured is an error (a typo would quarantine nothing).
+    private func quarantinePlan(selected: [String: Catalog], full: [String: Catalog]) throws(FanoutError) -> QuarantinePlan {
+        let quarantine = try QuarantineFile.load(settings.quarantinePath)
+        let configured = Set((settings.destinations.isEmpty ? [DestinationSpec(destination: settings.destination)]
+                                : settings.destinations).map(\.name))
+        for entry in quarantine.entries {
+            if let d = entry.destination, !configured.contains(d) {
+                throw FanoutError("\(settings.quarantinePath): the entry for \(entry.test) is for the destination '\(d)', "
+                                  + "which is not configured",
+                                  hint: "Configured destinations: \(configured.sorted().joined(separator: ", ")). Fix the "
+                                    + "entry's `destination`, or remove it to apply it on every destination.")
+            }
+        }
+        let plan = QuarantinePlan(quarantine, selected: selected, full: full,
+                                  today: settings.quarantineToday ?? QuarantineFile.day())
+        if selected.values.contains(where: { $0.testCount > 0 }), plan.catalogs.values.allSatisfy({ $0.testCount == 0 }) {
+            throw FanoutError("every selected test is quarantined with `skip` in \(settings.quarantinePath): nothing to run",
+                              hint: "Select other tests, or release entries with `fanout quarantine remove`.")
+        }
+        return plan
     }
 
     var schedulerOptions: SchedulerOptions {

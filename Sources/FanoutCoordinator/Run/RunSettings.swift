@@ -48,6 +48,11 @@ public struct RunSettings: Sendable, Hashable {
     /// CPU-aware packing: computing work starts only while its machine has a core for it, and any work only while
     /// its memory holds it; waiting work fills the other slots (see CapacityPolicy).
     public var cpuPacking = true
+    /// The quarantine file committed with the project (docs/quarantine.md): muted and skipped tests. A missing file
+    /// is an empty quarantine.
+    public var quarantinePath = QuarantineFile.defaultName
+    /// The day (`YYYY-MM-DD`, UTC) quarantine expiries are judged against; nil: today.
+    public var quarantineToday: String?
     /// The baselines file committed with the project (see docs/baselines.md).
     public var baselinesPath = "fanout-baselines.json"
     /// A performance regression against an accepted baseline fails the run (exit 1).
@@ -57,6 +62,20 @@ public struct RunSettings: Sendable, Hashable {
     /// Re-run failed tests up to this many times (preferring another agent). A test that fails and then passes
     /// is flaky: counted once, as a pass with flakes.
     public var retries = 0
+    /// `--repeat N`: run every selected test N times, each repetition in a process of its own, spread over the
+    /// slots, agents and destinations; retries are off (each repetition is one attempt). 1: an ordinary run.
+    public var repeatCount = 1
+    /// `--until-failure`: stop at the first failure (at most `repetitions` repetitions).
+    public var untilFailure = false
+    /// `--seed S`: the run's seed, from which each unit's FANOUT_SEED derives (default: drawn for a `--repeat` run,
+    /// none otherwise).
+    public var seed: Int?
+
+    /// Repetitions of a flake hunt: `--repeat N`, or 100 with `--until-failure` alone.
+    public var repetitions: Int { untilFailure && repeatCount == 1 ? Self.untilFailureRepetitions : repeatCount }
+    public static let untilFailureRepetitions = 100
+    public var isRepeating: Bool { repeatCount > 1 || untilFailure }
+
     /// How often a unit may go back to the queue after its agent was lost (or it died before finishing any test)
     /// before its tests are reported not run.
     public var requeueBudget = 2
@@ -148,6 +167,13 @@ public struct RunSettings: Sendable, Hashable {
         }
         guard retries >= 0, retries <= 10 else {
             throw FanoutError("--retries must be between 0 and 10 (got \(retries))")
+        }
+        guard repeatCount >= 1, repeatCount <= 10_000 else {
+            throw FanoutError("--repeat must be between 1 and 10000 (got \(repeatCount))",
+                              hint: "Use --repeat N to run every selected test N times.")
+        }
+        if let seed, seed < 0 || seed > Int(Int32.max) {
+            throw FanoutError("--seed must be between 0 and \(Int32.max) (got \(seed))")
         }
         guard historyWindow >= 1 else {
             throw FanoutError("the history window must be at least 1 run (got \(historyWindow))")

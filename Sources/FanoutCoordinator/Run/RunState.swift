@@ -92,6 +92,13 @@ actor RunState {
     private let slots: Int
     private var failures = 0
     private var doneCount = 0
+    /// Test runs the run asks for: every test once, or once per repetition under `--repeat`.
+    private let expectedRuns: Int
+    /// `--repeat`: the run's seed (each unit's `FANOUT_SEED` derives from it), and whether the first failure stops
+    /// the hunt; `huntOver` once it has.
+    let runSeed: Int?
+    private let untilFailure: Bool
+    private(set) var huntOver = false
 
     struct ResultKey: Hashable, Sendable {
         var destination: String
@@ -105,8 +112,11 @@ actor RunState {
     let capacity: CapacityPolicy?
 
     init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int,
-         deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(),
-         progress: @escaping ProgressHandler) {
+         deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(), runSeed: Int? = nil,
+         untilFailure: Bool = false, progress: @escaping ProgressHandler) {
+        self.runSeed = runSeed
+        self.untilFailure = untilFailure
+        expectedRuns = items.reduce(0) { $0 + $1.tests.count }
         self.deviceClasses = deviceClasses
         self.capacity = capacity
         self.retries = retries
@@ -125,7 +135,7 @@ actor RunState {
     /// run is over for this slot.
     func next(for slot: SlotRef, now: @Sendable () -> Double) async -> WorkUnit? {
         while true {
-            if stopped || Task.isCancelled { return nil }
+            if stopped || huntOver || Task.isCancelled { return nil }
             // Retries avoid the agent their test failed on while another agent is alive to take them.
             let alone = liveAgents.subtracting([slot.agent]).isEmpty
             let t = now()
@@ -282,7 +292,15 @@ actor RunState {
         }
         finished.append(done)
         let destination = done.unit.destination
-        for (id, attempt) in done.result.attempts.sorted(by: { $0.key < $1.key }) {
+        let seed = runSeed.map { RepeatReport.seed(run: $0, unit: done.unit.id) }
+        func stamped(_ attempt: Attempt, _ id: TestID) -> Attempt {
+            var a = attempt
+            a.repetition = done.unit.repetition(of: id)
+            a.seed = seed
+            return a
+        }
+        for (id, found) in done.result.attempts.sorted(by: { $0.key < $1.key }) {
+            let attempt = stamped(found, id)
             attempts[ResultKey(destination: destination, test: id), default: []].append(attempt)
             // Ended tests were reported live as their lines arrived; crashes and time-outs are known only now.
             if attempt.outcome == .crashed || attempt.outcome == .timedOut {
@@ -295,16 +313,25 @@ actor RunState {
         }
         if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
         let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.slot.agent,
-                                  stopping: stopped, requeue: RequeuePolicy(budget: requeueBudget),
+                                  stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget),
                                   retry: RetryPolicy(retries: retries))
         for n in after.missing {
-            attempts[ResultKey(destination: destination, test: n.test), default: []].append(n.attempt)
+            attempts[ResultKey(destination: destination, test: n.test), default: []].append(stamped(n.attempt, n.test))
             recordTestEnded(n.test, n.attempt, destination: destination)
         }
         for n in after.abandoned {
-            attempts[ResultKey(destination: destination, test: n.test), default: []].append(n.attempt)
+            attempts[ResultKey(destination: destination, test: n.test), default: []].append(stamped(n.attempt, n.test))
         }
         scheduler.requeue(after.requeue)
+        // `--until-failure`: the first failure ends the hunt. Nothing new starts; the units running finish, so every
+        // repetition before the failing one has run.
+        if untilFailure, !huntOver, done.result.attempts.contains(where: { $0.value.outcome.isFailure }) {
+            huntOver = true
+            let dropped = scheduler.drain()
+            stolenParts.removeAll()
+            progress(.phase("--until-failure: a test failed in unit \(done.unit.id) on \(done.slot.agent); "
+                + "\(dropped) queued item\(dropped == 1 ? "" : "s") will not run"))
+        }
         progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
                             duration: done.endedAt - done.startedAt))
         reportStatus()
@@ -312,10 +339,10 @@ actor RunState {
     }
 
     func reportStatus() {
-        let done = min(doneCount, expected.count)
+        let done = min(doneCount, expectedRuns)
         let runningWork = running.values.reduce(0.0) { $0 + $1.unit.estimate }
         let eta = (scheduler.remainingWork + runningWork) / Double(max(1, slots))
-        progress(.status(done: done, total: expected.count, failures: failures, eta: eta))
+        progress(.status(done: done, total: expectedRuns, failures: failures, eta: eta))
     }
 
     func wakeAll() {
@@ -327,11 +354,21 @@ actor RunState {
     /// Every test that was asked for, exactly once, with all of its attempts. Tests that never got an attempt are
     /// not run, with the reason.
     func results(reasonForMissing: String) -> [TestResult] {
-        expected.map { key, value -> TestResult in
+        let reason = huntOver ? "not run: --until-failure stopped the run at the first failure, before this test's "
+            + "first repetition" : reasonForMissing
+        return expected.map { key, value -> TestResult in
             var tries = attempts[key] ?? []
             if tries.isEmpty {
-                tries = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reasonForMissing)],
+                tries = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reason)],
                                  unit: 0, agent: "")]
+            }
+            // Repetitions in the order they ran in the test's own sequence.
+            if let stats = RepeatStats(tries) {
+                tries.sort { ($0.repetition ?? 0) < ($1.repetition ?? 0) }
+                var result = TestResult(id: value.0, framework: value.1, destination: key.destination,
+                                        outcome: RepeatStats.outcome(tries), attempts: tries)
+                result.repeats = stats
+                return result
             }
             return TestResult(id: value.0, framework: value.1, destination: key.destination,
                               outcome: Self.finalOutcome(tries), attempts: tries)

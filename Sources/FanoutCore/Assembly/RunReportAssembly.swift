@@ -28,6 +28,8 @@ public struct RunReportAssembly: Sendable {
     public var warnings: [String]
     public var steals: [StealReport]
     public var shard: Shard?
+    /// A `--repeat` run's settings; its first failure is found here, from the results.
+    public var repeatRun: RepeatReport?
     /// Seconds from the run's start to now (the end of the run).
     public var wall: Double
 
@@ -72,6 +74,10 @@ public struct RunReportAssembly: Sendable {
             exitCode: exitCode.rawValue)
         report.steals = steals.isEmpty ? nil : steals
         report.shard = shard
+        if var repeatRun {
+            repeatRun.firstFailure = RepeatReport.firstFailure(in: results)
+            report.repeatRun = repeatRun
+        }
         return report
     }
 
@@ -79,10 +85,17 @@ public struct RunReportAssembly: Sendable {
     /// agent, or a unit with a problem (it selected zero tests, exited oddly): 3. Else success.
     public var exitCode: RunExitCode {
         if let interruption { return interruption }
-        let counts = Counts(results.map(\.outcome))
-        if counts.failures > 0 { return .testFailures }
-        let infrastructure = counts.notRun > 0 || !anyAgentUsable || counted.contains { $0.result.problem != nil }
+        let code = Self.exitCode(of: results)
+        if code != .success { return code }
+        let infrastructure = !anyAgentUsable || counted.contains { $0.result.problem != nil }
         return infrastructure ? .infrastructure : .success
+    }
+
+    /// What the results alone say: a failure, crash or time-out (muted ones aside) is 1, else a test not run is 3.
+    public static func exitCode(of results: [TestResult]) -> RunExitCode {
+        let counts = Counts(results: results)
+        if counts.failures > 0 { return .testFailures }
+        return counts.notRun > 0 ? .infrastructure : .success
     }
 
     /// The honest bound comes from the tests alone, and from the CPU their units consumed on the cores of their
@@ -179,11 +192,13 @@ public struct RunReportAssembly: Sendable {
             let covered = Set(runs.flatMap { $0.unit.items.filter { $0.suite == first.suite }.flatMap(\.tests) })
             let wanted = Set(parts.flatMap(\.tests))
             let complete = !runs.isEmpty && covered == wanted && runs.allSatisfy { $0.result.completeSuites.contains(first.suite) }
+            // A `--repeat` run ran the class once per repetition: its time is the mean of one repetition.
+            let repetitions = Double(max(1, Set(parts.compactMap(\.repetition)).count))
             var report = ClassReport(
                 suite: first.suite, framework: first.framework, destination: first.destination,
-                testCount: wanted.count, estimate: parts.reduce(0) { $0 + $1.estimate },
+                testCount: wanted.count, estimate: parts.reduce(0) { $0 + $1.estimate } / repetitions,
                 estimateSource: parts.count > 1 ? "\(first.source) · split in \(parts.count)" : first.source.description,
-                actual: times.isEmpty ? nil : times.reduce(0, +),
+                actual: times.isEmpty ? nil : times.reduce(0, +) / repetitions,
                 outcome: classOutcome(byClass[key] ?? []), timingIsComplete: complete,
                 agent: runs.last?.agent)
             report.cpuSeconds = classCPU(first.suite, attempts: attemptsByClass[key] ?? [], units: runs)

@@ -94,7 +94,7 @@ public enum ReportMerger {
         }
         warnings = problems + warnings
 
-        let counts = Counts(results.map(\.outcome))
+        let counts = Counts(results: results)
         var exit: Int32 = counts.failures > 0 ? 1 : (counts.notRun > 0 ? 3 : 0)
         if !problems.isEmpty, exit == 0 { exit = 3 }
         for r in reports where r.interrupted || [130, 143].contains(r.exitCode) { exit = max(exit, r.exitCode) }

@@ -29,6 +29,8 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var steals: [StealReport]?
     /// The shard of a run split across CI jobs (`--shard I/N`); absent when the run was not sharded.
     public var shard: Shard?
+    /// A `--repeat` run (flake hunting): repetitions, seed, and the first failure; absent in an ordinary run.
+    public var repeatRun: RepeatReport?
     public var timing: Timing
     public var exitCode: Int32
 
@@ -56,8 +58,8 @@ public struct RunReport: Codable, Sendable, Hashable {
         self.exitCode = exitCode
     }
 
-    /// Counts of final outcomes over `results`.
-    public var counts: Counts { Counts(results.map(\.outcome)) }
+    /// Counts of final outcomes over `results` (muted failures apart).
+    public var counts: Counts { Counts(results: results) }
 }
 
 public struct ProductInfo: Codable, Sendable, Hashable {
@@ -311,9 +313,42 @@ extension Timing {
 
 public struct Counts: Codable, Sendable, Hashable {
     public var total = 0, passed = 0, flaky = 0, failed = 0, skipped = 0, crashed = 0, timedOut = 0, notRun = 0
+    /// Tests that failed, crashed or timed out while muted by quarantine: counted here, not as failures, since they
+    /// do not fail the run.
+    public var muted = 0
 
     public init(_ outcomes: [Outcome] = []) {
         for o in outcomes { add(o) }
+    }
+
+    /// Counts of results, where a muted failure counts as `muted` instead of as its outcome.
+    public init(results: [TestResult]) {
+        for r in results {
+            if r.isMutedFailure {
+                total += 1
+                muted += 1
+            } else {
+                add(r.outcome)
+            }
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case total, passed, flaky, failed, skipped, crashed, timedOut, notRun, muted
+    }
+
+    /// Counts written before quarantine have no `muted`: 0.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        total = try c.decode(Int.self, forKey: .total)
+        passed = try c.decode(Int.self, forKey: .passed)
+        flaky = try c.decode(Int.self, forKey: .flaky)
+        failed = try c.decode(Int.self, forKey: .failed)
+        skipped = try c.decode(Int.self, forKey: .skipped)
+        crashed = try c.decode(Int.self, forKey: .crashed)
+        timedOut = try c.decode(Int.self, forKey: .timedOut)
+        notRun = try c.decode(Int.self, forKey: .notRun)
+        muted = try c.decodeIfPresent(Int.self, forKey: .muted) ?? 0
     }
 
     public mutating func add(_ o: Outcome) {

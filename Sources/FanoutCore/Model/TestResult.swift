@@ -14,6 +14,10 @@ public struct Attempt: Hashable, Codable, Sendable {
     /// CPU seconds its process consumed while this test ran (sampled: a share of the unit's CPU time, so short tests
     /// may show 0); absent when the agent could not measure it.
     public var cpuSeconds: Double?
+    /// Under `--repeat`: the repetition this attempt belongs to (1...N), and the `FANOUT_SEED` its process was
+    /// given (a test that draws random input from it replays it with `FANOUT_SEED=<seed>`).
+    public var repetition: Int?
+    public var seed: Int?
 
     public init(outcome: Outcome, duration: Double, issues: [Issue] = [], skipReason: String? = nil, unit: Int,
                 agent: String, diagnostics: String? = nil) {
@@ -37,6 +41,11 @@ public struct TestResult: Hashable, Codable, Sendable {
     /// Its flake score on this destination over the recent runs, this one included, when they hold evidence of a
     /// flake (a failure on a build it also passed on); nil otherwise, or when the run kept no history.
     public var flakeScore: FlakeScore?
+    /// The quarantine entry in force for it in this run (`mute`: its failure does not fail the run; `skip`: it
+    /// did not run); nil when it is not quarantined.
+    public var quarantine: QuarantineEntry?
+    /// Under `--repeat`: how its repetitions ended, with the pass rate's interval.
+    public var repeats: RepeatStats?
 
     public init(id: TestID, framework: Framework, destination: String, outcome: Outcome, attempts: [Attempt]) {
         self.id = id

@@ -60,6 +60,9 @@ public struct WorkItem: Hashable, Codable, Sendable {
     /// peak memory of the processes that ran it: what CPU-aware packing weighs (see `CapacityPolicy`).
     public var cpuShare: Double?
     public var peakMemory: Int64?
+    /// Which repetition of a `--repeat` run this is (1...N); nil in an ordinary run. Two repetitions of one class
+    /// never share a unit: each runs in a process of its own.
+    public var repetition: Int?
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {
@@ -117,4 +120,9 @@ public struct WorkUnit: Hashable, Codable, Sendable, Identifiable {
         return kept.isEmpty ? nil : WorkUnit(id: id, items: kept)
     }
     public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
+
+    /// The repetition (`--repeat`) in which this unit runs `test`; nil in an ordinary run.
+    public func repetition(of test: TestID) -> Int? {
+        items.first { $0.suite == test.suite && $0.tests.contains(test.name) }?.repetition
+    }
 }

@@ -64,6 +64,10 @@ public struct Scheduler: Sendable {
         let firstRun = !items.isEmpty && items.allSatisfy(\.source.isGuess)
         self.firstRun = firstRun
         let order = items.indices.sorted { i, j in
+            // `--repeat`: repetition by repetition, so every test's repetitions start in order and spread over the
+            // slots (and `--until-failure` stops with every earlier repetition run).
+            let ri = items[i].repetition ?? 0, rj = items[j].repetition ?? 0
+            if ri != rj { return ri < rj }
             if firstRun { return Self.leastDivisibleFirst(items[i], items[j]) }
             let a = items[i].estimate, b = items[j].estimate
             return a != b ? a > b : Self.longestFirst(items[i], items[j])
@@ -105,6 +109,18 @@ public struct Scheduler: Sendable {
         let unit = WorkUnit(id: nextID, items: items)
         nextID += 1
         return unit
+    }
+
+    /// Drops everything still queued (`--until-failure` found its failure); returns how many items were dropped.
+    @discardableResult
+    public mutating func drain() -> Int {
+        let dropped = pending
+        for i in taken.indices { taken[i] = true }
+        cursor = queue.count
+        returned.removeAll()
+        remaining = 0
+        pending = 0
+        return dropped
     }
 
     /// A unit of these items with a fresh id, outside the queue (a backup copy of a straggler).

@@ -24,6 +24,46 @@ extension ConsoleSummary {
         }
     }
 
+    /// Muted tests (their failures do not fail the run) and tests the quarantine kept from running, each with why.
+    func quarantined(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        let (muted, skipped) = ReportFacts.quarantined(report)
+        guard !muted.isEmpty || !skipped.isEmpty else { return }
+        out.blank()
+        let failing = muted.filter(\.outcome.isFailure).count
+        out.plain(out.style.boldYellow("Quarantined") + " (\(muted.count) muted, \(failing) of them failed and did not "
+            + "fail the run; \(skipped.count) skipped)")
+        for result in muted + skipped {
+            title(result, context, &out)
+            let unit = result.decidingAttempt.flatMap { context.units[$0.unit] }
+            let what = result.quarantine?.mode == .skip ? "not run (skip)" : "muted, " + ReportFacts.mutedOutcome(result, unit: unit)
+            out.wrapped(what, indent: "      ", continuation: "        ")
+            if let entry = result.quarantine {
+                out.wrapped(ReportFacts.quarantineLine(entry), indent: "      ", continuation: "        ", style: out.style.dim)
+            }
+        }
+    }
+
+    /// A `--repeat` run: the hunt's settings, the first failure with what replays it, and every test that failed
+    /// in some repetition with its pass rate.
+    func repeats(_ report: RunReport, _ context: Context, _ out: inout Output) {
+        guard let hunt = report.repeatRun else { return }
+        out.blank()
+        let failing = report.results.filter { ($0.repeats?.failed ?? 0) > 0 }.sorted { ($0.repeats?.passRate ?? 1) < ($1.repeats?.passRate ?? 1) }
+        out.plain(out.style.bold("Repeat") + " (\(hunt.untilFailure ? "until the first failure, at most " : "")"
+            + "\(hunt.repetitions) repetitions, seed \(hunt.seed)): \(failing.count) of \(report.results.count) tests failed "
+            + "in some repetition")
+        if let first = hunt.firstFailure {
+            let place = context.destinations.count > 1 ? " on \(first.destination)" : ""
+            out.wrapped("first failure: \(first.test)\(place) in repetition \(first.repetition), agent \(first.agent), unit "
+                + "\(first.unit)" + (first.seed.map { ", FANOUT_SEED=\($0)" } ?? ""), indent: "  ", continuation: "    ")
+        }
+        for result in failing.prefix(20) {
+            title(result, context, &out)
+            if let stats = result.repeats { out.wrapped(stats.summary, indent: "      ", continuation: "        ", style: out.style.dim) }
+        }
+        if failing.count > 20 { out.wrapped("… and \(failing.count - 20) more (report.json has every test's rate)", indent: "  ") }
+    }
+
     func failures(_ report: RunReport, _ context: Context, _ out: inout Output) {
         let failures = report.results.filter(\.needsAttention)
         guard !failures.isEmpty else { return }

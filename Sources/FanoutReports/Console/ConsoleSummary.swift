@@ -36,6 +36,8 @@ public struct ConsoleSummary: Sendable {
         measurements(report, context, &out)
         warnings(report, &out)
         flaky(report, context, &out)
+        quarantined(report, context, &out)
+        repeats(report, context, &out)
         failures(report, context, &out)
         verdict(report, &out)
         return out.lines.joined(separator: "\n") + "\n"
@@ -71,7 +73,7 @@ public struct ConsoleSummary: Sendable {
         out.plain(Self.countsLine(report.counts, style: out.style, total: true))
         if context.destinations.count > 1 {
             for destination in context.destinations {
-                let counts = Counts(report.results.filter { $0.destination == destination }.map(\.outcome))
+                let counts = Counts(results: report.results.filter { $0.destination == destination })
                 let line = Self.countsLine(counts, style: ConsoleStyle(color: false), total: true)
                 out.wrapped("\(destination): " + line, indent: "  ", continuation: "    ")
             }
@@ -87,6 +89,7 @@ public struct ConsoleSummary: Sendable {
         if c.notRun > 0 { parts.append(style.yellow("\(c.notRun) not run")) }
         if c.skipped > 0 { parts.append(style.yellow("\(c.skipped) skipped")) }
         if c.flaky > 0 { parts.append(style.yellow("\(c.flaky) flaky")) }
+        if c.muted > 0 { parts.append(style.yellow("\(c.muted) failed but muted")) }
         let head = total ? "\(c.total) test\(c.total == 1 ? "" : "s"): " : ""
         return head + parts.joined(separator: ", ")
     }
@@ -105,7 +108,7 @@ public struct ConsoleSummary: Sendable {
         var rows: [[String]] = []
         for destination in destinations {
             let results = report.results.filter { $0.destination == destination }
-            let c = Counts(results.map(\.outcome))
+            let c = Counts(results: results)
             let testTime = results.reduce(0) { $0 + ($1.duration.isFinite ? max(0, $1.duration) : 0) }
             let units = report.units.filter { $0.destination == destination }
             let span = (units.map { $0.startedAt + $0.duration }.max() ?? 0) - (units.map(\.startedAt).min() ?? 0)
@@ -267,8 +270,11 @@ public struct ConsoleSummary: Sendable {
         let failingRegressions = regressions.filter { $0.verdict?.failsRun == true }
         let line: String = switch report.exitCode {
         case 0:
-            s.boldGreen("PASSED") + " · all \(c.total - c.skipped - c.notRun) tests that ran passed"
-                + (c.flaky > 0 ? " (\(c.flaky) flaky)" : "")
+            c.muted > 0
+                ? s.boldGreen("PASSED") + " · \(c.muted) muted test\(c.muted == 1 ? "" : "s") failed (quarantined, "
+                    + "listed above); every other test that ran passed" + (c.flaky > 0 ? " (\(c.flaky) flaky)" : "")
+                : s.boldGreen("PASSED") + " · all \(c.total - c.skipped - c.notRun) tests that ran passed"
+                    + (c.flaky > 0 ? " (\(c.flaky) flaky)" : "")
         case 1 where attention == 0 && !failingRegressions.isEmpty:
             s.boldRed("FAILED") + " · \(failingRegressions.count) performance regression"
                 + "\(failingRegressions.count == 1 ? " fails" : "s fail") the run; every test passed"
@@ -306,6 +312,7 @@ public struct ConsoleSummary: Sendable {
         out.plain(line + " · exit \(report.exitCode) · \(formatSeconds(report.timing.wall))")
         var closing = "Fanout: \(c.passed + c.flaky) passed, \(c.failures) failed, \(c.skipped) skipped"
         if c.notRun > 0 { closing += ", \(c.notRun) not run" }
+        if c.muted > 0 { closing += ", \(c.muted) muted by quarantine" }
         if !regressions.isEmpty {
             closing += ", \(regressions.count) performance regression\(regressions.count == 1 ? "" : "s")"
         }

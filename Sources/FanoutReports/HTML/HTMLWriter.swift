@@ -70,6 +70,8 @@ public struct HTMLWriter: Sendable {
         out += estimates(report)
         out += slowest(report)
         out += flaky(report, units: units)
+        out += quarantined(report, units: units)
+        out += repeats(report)
         out += performance(report)
         out += warnings(report)
         out += "<footer>Fanout \(e(report.fanoutVersion, line: true)) · run \(e(report.runID, line: true)) · "
@@ -91,11 +93,13 @@ public struct HTMLWriter: Sendable {
         var out = "<header>\n<h1><span class=\"verdict \(passed ? "passed" : "failed")\">\(verdict)</span> Fanout · \(headline)</h1>\n"
 
         out += "<table class=\"counts\"><thead><tr><th>destination</th><th>passed</th><th>failed</th><th>crashed</th>"
-            + "<th>timed out</th><th>not run</th><th>skipped</th><th>flaky</th></tr></thead><tbody>\n"
+            + "<th>timed out</th><th>not run</th><th>skipped</th><th>flaky</th>"
+            + (counts.muted > 0 ? "<th>muted failures</th>" : "") + "</tr></thead><tbody>\n"
         for destination in report.destinations {
-            let c = Counts(report.results.filter { $0.destination == destination }.map(\.outcome))
+            let c = Counts(results: report.results.filter { $0.destination == destination })
             out += "<tr><td>\(e(destination, line: true))</td><td>\(c.passed)</td><td>\(c.failed)</td><td>\(c.crashed)</td>"
-                + "<td>\(c.timedOut)</td><td>\(c.notRun)</td><td>\(c.skipped)</td><td>\(c.flaky)</td></tr>\n"
+                + "<td>\(c.timedOut)</td><td>\(c.notRun)</td><td>\(c.skipped)</td><td>\(c.flaky)</td>"
+                + (counts.muted > 0 ? "<td>\(c.muted)</td>" : "") + "</tr>\n"
         }
         out += "</tbody></table>\n"
 
@@ -262,6 +266,40 @@ public struct HTMLWriter: Sendable {
         out += "</ul>\n"
         if flaky.count > Self.flakyRows { out += "<p class=\"note\">… and \(flaky.count - Self.flakyRows) more.</p>\n" }
         return out + "</section>\n"
+    }
+
+    /// A `--repeat` run: its first failure, and every test that failed in some repetition with its pass rate.
+    private func repeats(_ report: RunReport) -> String {
+        guard let hunt = report.repeatRun else { return "" }
+        let failing = report.results.filter { ($0.repeats?.failed ?? 0) > 0 }
+        var out = "<section id=\"repeat\">\n<h2>Repeat: \(hunt.repetitions) repetitions (seed \(hunt.seed)), \(failing.count) "
+            + "test\(failing.count == 1 ? "" : "s") failed in some repetition</h2>\n"
+        if let first = hunt.firstFailure {
+            out += "<p>First failure: <code>\(e(first.test.description, line: true))</code> in repetition \(first.repetition) on "
+                + e(first.agent, line: true) + (first.seed.map { ", <code>FANOUT_SEED=\($0)</code>" } ?? "") + "</p>\n"
+        }
+        out += "<ul class=\"repeat\">\n"
+        for r in failing.prefix(Self.flakyRows) {
+            out += "<li><code>\(e(r.id.description, line: true))</code>\(place(r, report)) · \(e(r.repeats?.summary ?? "", line: true))</li>\n"
+        }
+        return out + "</ul>\n</section>\n"
+    }
+
+    /// Muted tests (with what they did) and tests the quarantine kept from running, each with its entry.
+    private func quarantined(_ report: RunReport, units: [Int: UnitReport]) -> String {
+        let (muted, skipped) = ReportFacts.quarantined(report)
+        guard !muted.isEmpty || !skipped.isEmpty else { return "" }
+        let failing = muted.filter(\.outcome.isFailure).count
+        var out = "<section id=\"quarantined\">\n<h2>Quarantined: \(muted.count) muted (\(failing) failed without failing "
+            + "the run), \(skipped.count) skipped</h2>\n<ul class=\"quarantined\">\n"
+        for r in muted + skipped {
+            let what = r.quarantine?.mode == .skip ? "not run (skip)"
+                : "muted, " + ReportFacts.mutedOutcome(r, unit: r.decidingAttempt.flatMap { units[$0.unit] })
+            out += "<li><code>\(e(r.id.description, line: true))</code>\(place(r, report)) · "
+                + "<span class=\"\(r.outcome.rawValue)\">\(e(HTMLEscaping.clipped(what, to: 500), line: true))</span>"
+                + (r.quarantine.map { " · " + e(ReportFacts.quarantineLine($0), line: true) } ?? "") + "</li>\n"
+        }
+        return out + "</ul>\n</section>\n"
     }
 
     private func warnings(_ report: RunReport) -> String {

@@ -12,7 +12,8 @@ import struct Foundation.Date
 ///   name gets a ` [destination]` suffix, because Jenkins and the GitHub reporters key tests by classname and name
 ///   only and would otherwise merge or drop the second destination's result;
 /// - failed → `<failure>`, crashed/timed-out/not-run → `<error type="crash|timeout|not-run">`,
-///   skipped → `<skipped>`;
+///   skipped → `<skipped>`; a failure muted by quarantine → `<skipped>` too, with the failure in its `<system-out>`
+///   (so that a JUnit-reading CI gate does not count it), counted in `skipped`;
 ///   the element describes the attempt that decided the outcome, and earlier failed attempts follow as Surefire's
 ///   `<rerunFailure>`/`<rerunError>`; a flaky test is a passing test case with one `<flakyFailure>` (or
 ///   `<flakyError>` for a crash or time-out) per failed attempt;
@@ -116,6 +117,9 @@ public struct JUnitWriter: Sendable {
             attributes += [("file", location.file), ("line", String(location.line))]
         }
 
+        if result.isMutedFailure {
+            return writeMuted(result, attributes: attributes, unit: unit, context: context, into: &xml)
+        }
         switch result.outcome {
         case .passed, .flaky:
             let flakes = result.earlierFailedAttempts
@@ -175,6 +179,34 @@ public struct JUnitWriter: Sendable {
             }
             xml.close()
         }
+    }
+
+    /// A failure muted by quarantine: a `<skipped>` test case, so that no JUnit reader counts it as a failure
+    /// (GitLab, Jenkins and the GitHub reporters decide a case's status by its `<failure>`/`<error>`/`<skipped>`
+    /// child alone), whose message says it failed and why it is muted; the failure itself, every issue and the
+    /// unit's log are in its `<system-out>`, and `quarantine.*` properties name the entry.
+    private func writeMuted(_ result: TestResult, attributes: XMLBuilder.Attributes, unit: UnitReport?,
+                            context: Context, into xml: inout XMLBuilder) {
+        let deciding = result.decidingAttempt
+        xml.open("testcase", attributes)
+        if let entry = result.quarantine {
+            xml.open("properties")
+            for (name, value) in [("quarantine.mode", entry.mode.rawValue), ("quarantine.reason", entry.reason),
+                                  ("quarantine.owner", entry.ownership), ("quarantine.expires", entry.expires)]
+                where !value.isEmpty {
+                xml.element("property", [("name", name), ("value", value)])
+            }
+            xml.close()
+        }
+        let headline = ReportFacts.headline(of: deciding, outcome: result.outcome, unit: unit)
+        let reason = result.quarantine.map { ReportFacts.quarantineLine($0) } ?? ""
+        xml.element("skipped", [("message", "muted by quarantine, \(result.outcome.rawValue): \(headline) (\(reason))")])
+        var body = deciding.map { Self.body(of: $0, number: result.attempts.count, in: result, units: context.units) }
+            ?? headline
+        if let diagnostics = deciding?.diagnostics, !diagnostics.isEmpty { body += "\n\n" + Self.cleanLog(diagnostics) }
+        let log = unit.map { "\n\n" + inlineLog(of: $0, suite: result) } ?? ""
+        xml.element("system-out", text: "MUTED by quarantine (\(reason)): this failure does not fail the run.\n\n" + body + log)
+        xml.close()
     }
 
     /// `<properties>` of a test case's measure results: `performance.<metric>.average` (in the metric's unit) and,
@@ -308,6 +340,10 @@ public struct JUnitWriter: Sendable {
             for result in results {
                 tests += 1
                 time += result.duration.isFinite ? max(0, result.duration) : 0
+                if result.isMutedFailure {
+                    skipped += 1
+                    continue
+                }
                 switch result.outcome {
                 case .failed: failures += 1
                 case .crashed, .timedOut, .notRun: errors += 1

@@ -40,11 +40,14 @@ public struct MarkdownWriter: Sendable {
         _ = out.add(headline + "\n\n")
 
         // Counts per destination.
-        var table = "| destination | passed | failed | crashed | timed out | not run | skipped | flaky |\n"
-        table += "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        let anyMuted = counts.muted > 0
+        var table = "| destination | passed | failed | crashed | timed out | not run | skipped | flaky |"
+            + (anyMuted ? " muted failures |\n" : "\n")
+        table += "|---|---:|---:|---:|---:|---:|---:|---:|" + (anyMuted ? "---:|\n" : "\n")
         for destination in report.destinations {
-            let c = Counts(report.results.filter { $0.destination == destination }.map(\.outcome))
-            table += "| \(Self.escape(destination)) | \(c.passed) | \(c.failed) | \(c.crashed) | \(c.timedOut) | \(c.notRun) | \(c.skipped) | \(c.flaky) |\n"
+            let c = Counts(results: report.results.filter { $0.destination == destination })
+            table += "| \(Self.escape(destination)) | \(c.passed) | \(c.failed) | \(c.crashed) | \(c.timedOut) | \(c.notRun) | \(c.skipped) | \(c.flaky) |"
+                + (anyMuted ? " \(c.muted) |\n" : "\n")
         }
         _ = out.add(table + "\n")
         let t = report.timing
@@ -86,6 +89,39 @@ public struct MarkdownWriter: Sendable {
             }
             if flaky.count > testsPerGroup { text += "- … and \(flaky.count - testsPerGroup) more\n" }
             if !out.add(text + "\n") { omitted += flaky.count }
+        }
+
+        if let hunt = report.repeatRun {
+            let failing = report.results.filter { ($0.repeats?.failed ?? 0) > 0 }
+            var text = "### Repeat: \(hunt.repetitions) repetitions (seed \(hunt.seed)\(hunt.untilFailure ? ", until the first failure" : "")), "
+                + "\(failing.count) test\(failing.count == 1 ? "" : "s") failed in some repetition\n\n"
+            if let first = hunt.firstFailure {
+                text += "First failure: `\(Self.code(first.test.description))` in repetition \(first.repetition) on "
+                    + Self.escape(first.agent) + (first.seed.map { ", `FANOUT_SEED=\($0)`" } ?? "") + "\n\n"
+            }
+            for r in failing.prefix(testsPerGroup) {
+                text += "- `\(Self.code(r.id.description))`\(Self.place(r, destinations: report.destinations.count)) · "
+                    + Self.escape(r.repeats?.summary ?? "") + "\n"
+            }
+            if !out.add(text + "\n") { omitted += failing.count }
+        }
+
+        let (muted, quarantineSkipped) = ReportFacts.quarantined(report)
+        if !muted.isEmpty || !quarantineSkipped.isEmpty {
+            let failing = muted.filter(\.outcome.isFailure).count
+            var text = "### Quarantined: \(muted.count) muted (\(failing) failed without failing the run), "
+                + "\(quarantineSkipped.count) skipped\n\n"
+            let units = Dictionary(report.units.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            let listed = muted + quarantineSkipped
+            for r in listed.prefix(groupLimit) {
+                let what = r.quarantine?.mode == .skip ? "not run (skip)"
+                    : "muted, " + ReportFacts.mutedOutcome(r, unit: r.decidingAttempt.flatMap { units[$0.unit] })
+                text += "- `\(Self.code(r.id.description))`\(Self.place(r, destinations: report.destinations.count)) · "
+                    + Self.escape(what) + (r.quarantine.map { " · " + Self.escape(ReportFacts.quarantineLine($0)) } ?? "")
+                    + "\n"
+            }
+            if listed.count > groupLimit { text += "- … and \(listed.count - groupLimit) more\n" }
+            if !out.add(text + "\n") { omitted += listed.count }
         }
 
         if !regressions.isEmpty {

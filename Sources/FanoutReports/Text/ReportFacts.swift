@@ -9,8 +9,12 @@ extension Attempt {
 }
 
 extension TestResult {
-    /// The attempt that decided the outcome (the last one), if the test ran at all.
-    var decidingAttempt: Attempt? { attempts.last }
+    /// The attempt that decided the outcome (the last one; of a `--repeat` run's failed test, its last failing
+    /// repetition), if the test ran at all.
+    var decidingAttempt: Attempt? {
+        guard outcome.isFailure, attempts.last?.outcome != outcome else { return attempts.last }
+        return attempts.last { $0.outcome == outcome } ?? attempts.last
+    }
 
     /// Attempts before the deciding one that failed, crashed or timed out: the flakes of a flaky test, or the
     /// earlier tries of a test that failed every time.
@@ -20,14 +24,31 @@ extension TestResult {
     }
 
     /// Every result that needs a person's attention: `Outcome.isFailure` plus not-run (exit code 3, not 1, but a
-    /// test that never ran is still a hole in the run).
-    var needsAttention: Bool { outcome.isFailure || outcome == .notRun }
+    /// test that never ran is still a hole in the run). A muted failure is not one: it is listed with the other
+    /// quarantined tests instead.
+    var needsAttention: Bool { (outcome.isFailure && !isMutedFailure) || outcome == .notRun }
 
     /// The skip reason of a skipped test.
     var skipReason: String? { decidingAttempt?.skipReason }
 }
 
 enum ReportFacts {
+    /// The quarantined tests of a run: muted ones (whatever their outcome), then skipped ones.
+    static func quarantined(_ report: RunReport) -> (muted: [TestResult], skipped: [TestResult]) {
+        (report.results.filter { $0.quarantine?.mode == .mute }, report.results.filter { $0.quarantine?.mode == .skip })
+    }
+
+    /// `fails one run in ten · @alice, https://…/12 · until 2026-12-26`: why a test is quarantined, who owns it.
+    static func quarantineLine(_ entry: QuarantineEntry) -> String {
+        ([entry.reason, entry.ownership].filter { !$0.isEmpty } + ["until \(entry.expires)"]).joined(separator: " · ")
+    }
+
+    /// What a muted test did: `passed`, or its failure headline.
+    static func mutedOutcome(_ result: TestResult, unit: UnitReport?) -> String {
+        guard result.outcome.isFailure else { return result.outcome.rawValue }
+        return "\(result.outcome.rawValue): " + headline(of: result.decidingAttempt, outcome: result.outcome, unit: unit)
+    }
+
     /// The one-line message for a failed, crashed, timed-out or not-run attempt.
     static func headline(of attempt: Attempt?, outcome: Outcome, unit: UnitReport?) -> String {
         let issues = attempt?.failingIssues ?? []
