@@ -29,6 +29,9 @@
 #                                          control (5 by default, at least 3), every figure their median with its
 #                                          min–max; writes docs/report-page-results.json and docs/report-html.md's
 #                                          page-load figures.
+#   scripts/bench.sh --hunt [--repeat K]   flake hunting: `fanout run --repeat 20` of a generated 200-test suite on 8
+#                                          slots against 20 × `swift test` and 20 × `swift test --parallel`, K rounds
+#                                          (default 3); prints medians with ranges and per-round ratios
 #   scripts/bench.sh --real [--repeat K]   public packages' own suites (GRDB.swift, FlyingFox, swift-collections), pinned
 #                                          by tag and cloned into $BENCH_DIR/real: run serially by `swift test` (the verdict
 #                                          oracle), by Fanout (first run, warm) and by `swift test --parallel`, K rounds (3 by
@@ -45,13 +48,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --full) full=1; shift ;;
     --page) page=1; shift ;;
     --real) real=1; shift ;;
+    --hunt) hunt=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -81,6 +85,16 @@ report_page() {
 if ((page)); then
   # --repeat 2 is refused by report-page (every figure is a median of at least 3); no --repeat means 5.
   report_page "$((repeat > 1 ? repeat : 5))" "scripts/bench.sh --page$( ((repeat > 1)) && echo " --repeat $repeat")"
+  exit 0
+fi
+
+# ---- --hunt: flake hunting, `fanout run --repeat 20` against the loops a user writes (fanout-bench repeat) --------
+if ((hunt)); then
+  swift build -c release --product fanout-bench >/dev/null
+  bench="$(swift build -c release --show-bin-path)/fanout-bench"
+  mkdir -p "$bench_dir/results"
+  "$bench" repeat --fanout "$fanout" --dir "$bench_dir" --repo "$root" --rounds "$((repeat > 1 ? repeat : 3))" \
+    --json "$bench_dir/results/repeat.json"
   exit 0
 fi
 
