@@ -203,6 +203,14 @@ struct BenchRun: Codable, Sendable {
     var mergeScale: MergeScaleResult?
     /// Public packages' own suites (`fanout-bench real`), when measured.
     var realSuites: [RealSuiteResult]? = nil
+    /// Flake hunting (`fanout-bench repeat`), when measured.
+    var hunt: HuntResult? = nil
+}
+
+/// A `fanout-bench repeat` run, with when, where and how it was measured.
+struct HuntResult: Codable, Sendable {
+    var measured: String
+    var results: RepeatBench.Results
 }
 
 /// A figure over repeated runs: the median and the min–max of the runs. A claim of "faster" holds only when the

@@ -177,6 +177,22 @@ enum MarkdownReport {
     static func document(_ run: BenchRun) -> String {
         document(suites: run.suites, sims: run.sims, fleet: run.fleet, machine: run.machine, command: run.command,
                  demo: run.demo, elapsed: run.elapsed, mergeScale: run.mergeScale) + realSection(run.realSuites ?? [])
+            + huntSection(run.hunt)
+    }
+
+    /// `fanout run --repeat` against the loops a user writes today (`fanout-bench repeat`, scripts/bench.sh --hunt).
+    static func huntSection(_ hunt: HuntResult?) -> String {
+        guard let hunt else { return "" }
+        let r = hunt.results
+        return "\n## Flake hunting: `--repeat \(r.repetitions)` against the loops a user writes\n\n"
+            + "(measured apart from the rest of this page: \(hunt.measured))\n\n"
+            + "A generated suite of \(r.tests) waiting tests (shape `two-hundred`, \(String(format: "%.2f", r.serialTotal)) s "
+            + "serial) run \(r.repetitions) times on \(r.slots) slots of this 2-core machine: the shell loop people write "
+            + "today, that loop with `swift test --parallel`, and one `fanout run --repeat \(r.repetitions)` (every test "
+            + "\(r.repetitions) times, each repetition in a process of its own, spread over the slots; its history warmed by "
+            + "one ordinary run). Each round runs the three in turn; ratios are taken round by round. Load average before "
+            + "and after: \(r.loadAverage.map { String(format: "%.2f", $0) }.joined(separator: ", ")).\n\n"
+            + RepeatBench.table(r)
     }
 
     /// What a first run or a wrong history costs where stealing cannot help: a long single method that the estimates

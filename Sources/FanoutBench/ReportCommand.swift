@@ -59,11 +59,19 @@ struct Report: AsyncParsableCommand {
             }
             let order = SuiteShape.allCases
             base.suites.sort { (order.firstIndex(of: $0.shape) ?? 0) < (order.firstIndex(of: $1.shape) ?? 0) }
+            // A flake-hunting run measured apart (`scripts/bench.sh --hunt`: results/repeat.json) replaces the old one.
+            if FileManager.default.fileExists(atPath: "\(results)/repeat.json") {
+                base.hunt = HuntResult(measured: "\(m.date), \(m.commit), by `\(command)`",
+                                       results: try JSONFiles.read(RepeatBench.Results.self, from: "\(results)/repeat.json"))
+            }
             // Real suites measured apart (`fanout-bench real --json-dir DIR`) replace those of the same packages.
             run = base.replacingRealSuites(try base.withRealSuites(from: results, keeping: data).realSuites ?? [])
         } else if let results {
-            run = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
+            var full = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
                 .withRealSuites(from: results, keeping: data)
+            // Flake hunting runs apart (`--hunt`): a full run keeps the last one measured.
+            full.hunt = (try? JSONFiles.read(BenchRun.self, from: data))?.hunt
+            run = full
         } else {
             throw ValidationError("give --results DIR (a benchmark run's results) or --from FILE (its data file)")
         }
