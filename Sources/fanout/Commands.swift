@@ -61,7 +61,7 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Flake hunting: repeat (up to --repeat N, default 100) and stop at the first failure; says which repetition, agent and seed.")
     var untilFailure = false
 
-    @Option(help: ArgumentHelp("The run's seed: each test process gets FANOUT_SEED derived from it (drawn at random for --repeat).",
+    @Option(help: ArgumentHelp("The run's seed: each test process gets FANOUT_SEED derived from it, its repetition and retry (drawn at random for --repeat).",
                                valueName: "S"))
     var seed: Int?
 

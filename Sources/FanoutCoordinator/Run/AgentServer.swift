@@ -146,7 +146,7 @@ struct AgentServer: Sendable {
         // `--repeat` / `--seed`: the unit's FANOUT_SEED, for tests that draw random input (and replay it from the report).
         var destination = destination
         if let seed = prepared.seed {
-            destination.environment["FANOUT_SEED"] = String(RepeatReport.seed(run: seed, unit: unit.id))
+            destination.environment["FANOUT_SEED"] = String(unit.seed(run: seed))
         }
         do {
             command = try runner.command(for: unit, binary: binary, destination: destination)

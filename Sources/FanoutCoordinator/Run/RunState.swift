@@ -292,7 +292,7 @@ actor RunState {
         }
         finished.append(done)
         let destination = done.unit.destination
-        let seed = runSeed.map { RepeatReport.seed(run: $0, unit: done.unit.id) }
+        let seed = runSeed.map { done.unit.seed(run: $0) }
         func stamped(_ attempt: Attempt, _ id: TestID) -> Attempt {
             var a = attempt
             a.repetition = done.unit.repetition(of: id)

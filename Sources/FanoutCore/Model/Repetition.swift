@@ -65,7 +65,8 @@ public struct RepeatReport: Codable, Sendable, Hashable {
     /// Repetitions asked for (with `untilFailure`, the most that could run).
     public var repetitions: Int
     public var untilFailure: Bool
-    /// The run's seed: each unit's `FANOUT_SEED` is derived from it and the unit (``seed(run:unit:)``).
+    /// The run's seed: each process's `FANOUT_SEED` is derived from it, the repetition and the retry
+    /// (``seed(run:repetition:retry:)``).
     public var seed: Int
     /// The first failure (lowest repetition, then test), when some repetition failed.
     public var firstFailure: FirstFailure?
@@ -113,10 +114,14 @@ public struct RepeatReport: Codable, Sendable, Hashable {
         return best
     }
 
-    /// The `FANOUT_SEED` of a unit: a SplitMix64 step of the run's seed and the unit's id, kept to 31 bits so that
-    /// every JSON reader and shell reads it exactly.
-    public static func seed(run: Int, unit: Int) -> Int {
-        var z = UInt64(truncatingIfNeeded: run) &+ UInt64(truncatingIfNeeded: unit) &* 0x9E37_79B9_7F4A_7C15
+    /// The `FANOUT_SEED` of every process of one repetition (0 outside `--repeat`) and retry: a SplitMix64 step of
+    /// the run's seed mixed with both, kept to 31 bits so that every JSON reader and shell reads it exactly. It
+    /// depends on nothing the schedule decides (not the unit, slot or agent), so `--seed S` gives every test the
+    /// same seed again, however the run is planned; tests that draw from it stay independent by their own names.
+    public static func seed(run: Int, repetition: Int, retry: Int) -> Int {
+        let mixed = UInt64(truncatingIfNeeded: repetition) &* 0x9E37_79B9_7F4A_7C15
+            &+ UInt64(truncatingIfNeeded: retry) &* 0xD1B5_4A32_D192_ED03
+        var z = UInt64(truncatingIfNeeded: run) &+ mixed
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         z ^= z >> 31

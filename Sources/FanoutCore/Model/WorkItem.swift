@@ -121,6 +121,12 @@ public struct WorkUnit: Hashable, Codable, Sendable, Identifiable {
     }
     public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
 
+    /// The `FANOUT_SEED` of this unit's process in a run seeded with `run`: its items share a repetition and a retry
+    /// (`Scheduler.canShareUnit`).
+    public func seed(run: Int) -> Int {
+        RepeatReport.seed(run: run, repetition: items[0].repetition ?? 0, retry: items[0].retry)
+    }
+
     /// The repetition (`--repeat`) in which this unit runs `test`; nil in an ordinary run.
     public func repetition(of test: TestID) -> Int? {
         items.first { $0.suite == test.suite && $0.tests.contains(test.name) }?.repetition

@@ -325,6 +325,8 @@ public struct Scheduler: Sendable {
     public static func canShareUnit(_ a: WorkItem, _ b: WorkItem) -> Bool {
         guard a.framework == b.framework, a.destination == b.destination, a.suite != b.suite,
               !a.exclusive, !b.exclusive else { return false }
+        // One process has one FANOUT_SEED, that of one repetition and retry (`WorkUnit.seed(run:)`).
+        guard a.repetition == b.repetition, a.retry == b.retry else { return false }
         if a.framework != .swiftTesting, a.suite.name == b.suite.name { return false }
         return true
     }
