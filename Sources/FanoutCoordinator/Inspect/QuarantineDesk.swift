@@ -64,7 +64,7 @@ public enum QuarantineDesk {
 
     /// An entry's destination must be one the config has: a typo would quarantine nothing.
     static func checkDestination(_ destination: String, settings: RunSettings) throws(FanoutError) {
-        let configured = settings.destinations.isEmpty ? [settings.destination.name] : settings.destinations.map(\.name)
+        let configured = settings.configuredDestinations.map(\.name)
         guard configured.contains(destination) else {
             throw FanoutError("unknown destination '\(destination)'",
                               hint: "Configured destinations: \(configured.joined(separator: ", ")). Leave --destination out to "
@@ -114,7 +114,7 @@ public struct QuarantineProposal: Sendable {
         } catch {
             throw FanoutError("cannot read the timing history at \(historyPath): \(error)", exitCode: .infrastructure)
         }
-        let oneDestination = (settings.destinations.isEmpty ? 1 : settings.destinations.count) == 1
+        let oneDestination = settings.configuredDestinations.count == 1
         for stat in stats where stat.score.rate >= threshold && stat.score.failures >= minimumFailures {
             let destination = oneDestination ? nil : stat.destination
             let covered = quarantine.entries.contains {

@@ -127,8 +127,7 @@ struct RunPreparation: Sendable {
     /// entry for a destination that is not configured is an error (a typo would quarantine nothing).
     private func quarantinePlan(selected: [String: Catalog], full: [String: Catalog]) throws(FanoutError) -> QuarantinePlan {
         let quarantine = try QuarantineFile.load(settings.quarantinePath)
-        let configured = Set((settings.destinations.isEmpty ? [DestinationSpec(destination: settings.destination)]
-                                : settings.destinations).map(\.name))
+        let configured = Set(settings.configuredDestinations.map(\.name))
         for entry in quarantine.entries {
             if let d = entry.destination, !configured.contains(d) {
                 throw FanoutError("\(settings.quarantinePath): the entry for \(entry.test) is for the destination '\(d)', "

@@ -96,9 +96,14 @@ public struct RunSettings: Sendable, Hashable {
 
     public init() {}
 
+    /// Every destination the config has: its `destinations:` list, else the one `destination`.
+    public var configuredDestinations: [DestinationSpec] {
+        destinations.isEmpty ? [DestinationSpec(destination: destination)] : destinations
+    }
+
     /// The destinations of this run, after `--destination`.
     public func activeDestinations() throws(FanoutError) -> [DestinationSpec] {
-        let all = destinations.isEmpty ? [DestinationSpec(destination: destination)] : destinations
+        let all = configuredDestinations
         guard !selectedDestinations.isEmpty else { return all }
         let names = Set(all.map(\.name))
         for name in selectedDestinations where !names.contains(name) {

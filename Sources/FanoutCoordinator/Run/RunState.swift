@@ -362,16 +362,14 @@ actor RunState {
                 tries = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reason)],
                                  unit: 0, agent: "")]
             }
-            // Repetitions in the order they ran in the test's own sequence.
-            if let stats = RepeatStats(tries) {
-                tries.sort { ($0.repetition ?? 0) < ($1.repetition ?? 0) }
-                var result = TestResult(id: value.0, framework: value.1, destination: key.destination,
-                                        outcome: RepeatStats.outcome(tries), attempts: tries)
-                result.repeats = stats
-                return result
-            }
-            return TestResult(id: value.0, framework: value.1, destination: key.destination,
-                              outcome: Self.finalOutcome(tries), attempts: tries)
+            // A `--repeat` run's attempts in repetition order; its outcome over the repetitions.
+            let stats = RepeatStats(tries)
+            if stats != nil { tries.sort { ($0.repetition ?? 0) < ($1.repetition ?? 0) } }
+            var result = TestResult(id: value.0, framework: value.1, destination: key.destination,
+                                    outcome: stats == nil ? Self.finalOutcome(tries) : RepeatStats.outcome(tries),
+                                    attempts: tries)
+            result.repeats = stats
+            return result
         }.sorted { ($0.destination, $0.id) < ($1.destination, $1.id) }
     }
 

@@ -35,8 +35,7 @@ extension ConsoleSummary {
         for result in muted + skipped {
             title(result, context, &out)
             let unit = result.decidingAttempt.flatMap { context.units[$0.unit] }
-            let what = result.quarantine?.mode == .skip ? "not run (skip)" : "muted, " + ReportFacts.mutedOutcome(result, unit: unit)
-            out.wrapped(what, indent: "      ", continuation: "        ")
+            out.wrapped(ReportFacts.quarantinedOutcome(result, unit: unit), indent: "      ", continuation: "        ")
             if let entry = result.quarantine {
                 out.wrapped(ReportFacts.quarantineLine(entry), indent: "      ", continuation: "        ", style: out.style.dim)
             }
@@ -48,7 +47,7 @@ extension ConsoleSummary {
     func repeats(_ report: RunReport, _ context: Context, _ out: inout Output) {
         guard let hunt = report.repeatRun else { return }
         out.blank()
-        let failing = report.results.filter { ($0.repeats?.failed ?? 0) > 0 }.sorted { ($0.repeats?.passRate ?? 1) < ($1.repeats?.passRate ?? 1) }
+        let failing = ReportFacts.failedInSomeRepetition(report)
         out.plain(out.style.bold("Repeat") + " (\(hunt.untilFailure ? "until the first failure, at most " : "")"
             + "\(hunt.repetitions) repetitions, seed \(hunt.seed)): \(failing.count) of \(report.results.count) tests failed "
             + "in some repetition")

@@ -271,7 +271,7 @@ public struct HTMLWriter: Sendable {
     /// A `--repeat` run: its first failure, and every test that failed in some repetition with its pass rate.
     private func repeats(_ report: RunReport) -> String {
         guard let hunt = report.repeatRun else { return "" }
-        let failing = report.results.filter { ($0.repeats?.failed ?? 0) > 0 }
+        let failing = ReportFacts.failedInSomeRepetition(report)
         var out = "<section id=\"repeat\">\n<h2>Repeat: \(hunt.repetitions) repetitions (seed \(hunt.seed)), \(failing.count) "
             + "test\(failing.count == 1 ? "" : "s") failed in some repetition</h2>\n"
         if let first = hunt.firstFailure {
@@ -293,8 +293,7 @@ public struct HTMLWriter: Sendable {
         var out = "<section id=\"quarantined\">\n<h2>Quarantined: \(muted.count) muted (\(failing) failed without failing "
             + "the run), \(skipped.count) skipped</h2>\n<ul class=\"quarantined\">\n"
         for r in muted + skipped {
-            let what = r.quarantine?.mode == .skip ? "not run (skip)"
-                : "muted, " + ReportFacts.mutedOutcome(r, unit: r.decidingAttempt.flatMap { units[$0.unit] })
+            let what = ReportFacts.quarantinedOutcome(r, unit: r.decidingAttempt.flatMap { units[$0.unit] })
             out += "<li><code>\(e(r.id.description, line: true))</code>\(place(r, report)) · "
                 + "<span class=\"\(r.outcome.rawValue)\">\(e(HTMLEscaping.clipped(what, to: 500), line: true))</span>"
                 + (r.quarantine.map { " · " + e(ReportFacts.quarantineLine($0), line: true) } ?? "") + "</li>\n"

@@ -92,7 +92,7 @@ public struct MarkdownWriter: Sendable {
         }
 
         if let hunt = report.repeatRun {
-            let failing = report.results.filter { ($0.repeats?.failed ?? 0) > 0 }
+            let failing = ReportFacts.failedInSomeRepetition(report)
             var text = "### Repeat: \(hunt.repetitions) repetitions (seed \(hunt.seed)\(hunt.untilFailure ? ", until the first failure" : "")), "
                 + "\(failing.count) test\(failing.count == 1 ? "" : "s") failed in some repetition\n\n"
             if let first = hunt.firstFailure {
@@ -114,8 +114,7 @@ public struct MarkdownWriter: Sendable {
             let units = Dictionary(report.units.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             let listed = muted + quarantineSkipped
             for r in listed.prefix(groupLimit) {
-                let what = r.quarantine?.mode == .skip ? "not run (skip)"
-                    : "muted, " + ReportFacts.mutedOutcome(r, unit: r.decidingAttempt.flatMap { units[$0.unit] })
+                let what = ReportFacts.quarantinedOutcome(r, unit: r.decidingAttempt.flatMap { units[$0.unit] })
                 text += "- `\(Self.code(r.id.description))`\(Self.place(r, destinations: report.destinations.count)) · "
                     + Self.escape(what) + (r.quarantine.map { " · " + Self.escape(ReportFacts.quarantineLine($0)) } ?? "")
                     + "\n"

@@ -43,10 +43,17 @@ enum ReportFacts {
         ([entry.reason, entry.ownership].filter { !$0.isEmpty } + ["until \(entry.expires)"]).joined(separator: " · ")
     }
 
-    /// What a muted test did: `passed`, or its failure headline.
-    static func mutedOutcome(_ result: TestResult, unit: UnitReport?) -> String {
-        guard result.outcome.isFailure else { return result.outcome.rawValue }
-        return "\(result.outcome.rawValue): " + headline(of: result.decidingAttempt, outcome: result.outcome, unit: unit)
+    /// What a quarantined test did: `not run (skip)`, or `muted, passed`, or `muted, failed: <its headline>`.
+    static func quarantinedOutcome(_ result: TestResult, unit: UnitReport?) -> String {
+        if result.quarantine?.mode == .skip { return "not run (skip)" }
+        guard result.outcome.isFailure else { return "muted, " + result.outcome.rawValue }
+        return "muted, \(result.outcome.rawValue): "
+            + headline(of: result.decidingAttempt, outcome: result.outcome, unit: unit)
+    }
+
+    /// The tests of a `--repeat` run that failed in some repetition, the lowest pass rate first.
+    static func failedInSomeRepetition(_ report: RunReport) -> [TestResult] {
+        report.results.filter { ($0.repeats?.failed ?? 0) > 0 }.sorted { ($0.repeats?.passRate ?? 1) < ($1.repeats?.passRate ?? 1) }
     }
 
     /// The one-line message for a failed, crashed, timed-out or not-run attempt.
