@@ -32,6 +32,13 @@
 #   scripts/bench.sh --hunt [--repeat K]   flake hunting: `fanout run --repeat 20` of a generated 200-test suite on 8
 #                                          slots against 20 × `swift test` and 20 × `swift test --parallel`, K rounds
 #                                          (default 3); prints medians with ranges and per-round ratios
+#   scripts/bench.sh --selective [--repeat K]
+#                                          selective testing on a generated package of 20 targets and ~2,000 files: a
+#                                          one-file leaf change under --selective against --no-selective, the run with
+#                                          nothing changed (and its hashing alone), and --feedback-first's first failure
+#                                          and makespan; K rounds (default 3), medians with ranges. Its results go to
+#                                          $BENCH_DIR/results/selective.json; `fanout-bench report --results
+#                                          $BENCH_DIR/results --update` puts them into BENCHMARKS.md.
 #   scripts/bench.sh --real [--repeat K]   public packages' own suites (GRDB.swift, FlyingFox, swift-collections), pinned
 #                                          by tag and cloned into $BENCH_DIR/real: run serially by `swift test` (the verdict
 #                                          oracle), by Fanout (first run, warm) and by `swift test --parallel`, K rounds (3 by
@@ -48,7 +55,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 hunt=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 selective=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
@@ -56,6 +63,7 @@ while (($#)); do
     --page) page=1; shift ;;
     --real) real=1; shift ;;
     --hunt) hunt=1; shift ;;
+    --selective) selective=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -88,13 +96,22 @@ if ((page)); then
   exit 0
 fi
 
+# A fanout-bench case measured apart, K rounds (3 by default): its results go to $bench_dir/results/NAME.json.
+rounds_apart() {
+  swift build -c release --product fanout-bench >/dev/null
+  mkdir -p "$bench_dir/results"
+  "$(swift build -c release --show-bin-path)/fanout-bench" "$1" --fanout "$fanout" --dir "$bench_dir" --repo "$root" \
+    --rounds "$((repeat > 1 ? repeat : 3))" --json "$bench_dir/results/$2.json"
+}
 # ---- --hunt: flake hunting, `fanout run --repeat 20` against the loops a user writes (fanout-bench repeat) --------
 if ((hunt)); then
-  swift build -c release --product fanout-bench >/dev/null
-  bench="$(swift build -c release --show-bin-path)/fanout-bench"
-  mkdir -p "$bench_dir/results"
-  "$bench" repeat --fanout "$fanout" --dir "$bench_dir" --repo "$root" --rounds "$((repeat > 1 ? repeat : 3))" \
-    --json "$bench_dir/results/repeat.json"
+  rounds_apart repeat repeat
+  exit 0
+fi
+
+# ---- --selective: selective testing on a generated 20-target package (fanout-bench selective) ----------------------
+if ((selective)); then
+  rounds_apart selective selective
   exit 0
 fi
 

@@ -205,6 +205,14 @@ struct BenchRun: Codable, Sendable {
     var realSuites: [RealSuiteResult]? = nil
     /// Flake hunting (`fanout-bench repeat`), when measured.
     var hunt: HuntResult? = nil
+    /// Selective testing (`fanout-bench selective`), when measured.
+    var selective: SelectiveResult? = nil
+}
+
+/// A `fanout-bench selective` run, with when, where and how it was measured.
+struct SelectiveResult: Codable, Sendable {
+    var measured: String
+    var results: SelectiveBench.Results
 }
 
 /// A `fanout-bench repeat` run, with when, where and how it was measured.

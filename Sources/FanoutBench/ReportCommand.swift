@@ -64,13 +64,21 @@ struct Report: AsyncParsableCommand {
                 base.hunt = HuntResult(measured: "\(m.date), \(m.commit), by `\(command)`",
                                        results: try JSONFiles.read(RepeatBench.Results.self, from: "\(results)/repeat.json"))
             }
+            // Selective testing measured apart (`scripts/bench.sh --selective`: results/selective.json) likewise.
+            if FileManager.default.fileExists(atPath: "\(results)/selective.json") {
+                base.selective = SelectiveResult(measured: "\(m.date), \(m.commit), by `\(command)`",
+                                                 results: try JSONFiles.read(SelectiveBench.Results.self,
+                                                                             from: "\(results)/selective.json"))
+            }
             // Real suites measured apart (`fanout-bench real --json-dir DIR`) replace those of the same packages.
             run = base.replacingRealSuites(try base.withRealSuites(from: results, keeping: data).realSuites ?? [])
         } else if let results {
             var full = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
                 .withRealSuites(from: results, keeping: data)
             // Flake hunting runs apart (`--hunt`): a full run keeps the last one measured.
-            full.hunt = (try? JSONFiles.read(BenchRun.self, from: data))?.hunt
+            let kept = try? JSONFiles.read(BenchRun.self, from: data)
+            full.hunt = kept?.hunt
+            full.selective = kept?.selective
             run = full
         } else {
             throw ValidationError("give --results DIR (a benchmark run's results) or --from FILE (its data file)")

@@ -15,6 +15,7 @@ enum HistorySchema {
         migrator.registerMigration("v2 measurement hardware class and baseline", migrate: addMeasurementContext)
         migrator.registerMigration("v3 cpu and memory of units, classes and attempts", migrate: addResourceUsage)
         migrator.registerMigration("v4 product of runs", migrate: addProduct)
+        migrator.registerMigration("v5 test target verdicts for selective testing", migrate: addTargetRuns)
         return migrator
     }
 
@@ -182,5 +183,25 @@ enum HistorySchema {
         try db.alter(table: "runs") { t in
             t.add(column: "product", .text)
         }
+    }
+
+    /// What each run did with each test target under `--selective` (``TargetRun``): its inputs' digest and whether it
+    /// fully passed. Keyed by the run's id, not by a row of `runs`: an interrupted run is not recorded for timing,
+    /// but its "interrupted" verdict must be kept, or the next run could skip a target on the pass before it.
+    private static func addTargetRuns(_ db: Database) throws {
+        try db.create(table: "target_runs") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("run_id", .text).notNull()
+            t.column("destination", .text).notNull()
+            t.column("target", .text).notNull()
+            t.column("fingerprint", .text).notNull()
+            t.column("parts", .text).notNull()  // JSON object: input name → digest
+            t.column("verdict", .text).notNull()
+            t.column("reason", .text)
+            t.column("commit_id", .text)
+            t.column("recorded_at", .datetime).notNull()
+            t.uniqueKey(["run_id", "destination", "target"])
+        }
+        try db.create(index: "target_runs_by_target", on: "target_runs", columns: ["destination", "target", "recorded_at"])
     }
 }

@@ -47,6 +47,13 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The quarantine file: muted and skipped tests (default: fanout-quarantine.yml when it exists).")
     var quarantine: String?
 
+    @Flag(inversion: .prefixedNo, exclusivity: .chooseLast,
+          help: "Skip the test targets whose every input equals that of a full pass on record, saying why (docs/selective.md); --no-selective runs all.")
+    var selective: Bool?
+
+    @Flag(help: "With --selective: start first the test targets that changed and the classes that failed recently.")
+    var feedbackFirst = false
+
     /// Merges the config file and these flags into settings.
     func settings() throws -> RunSettings {
         var settings = try Self.fileSettings(config: config)
@@ -63,6 +70,8 @@ struct CommonOptions: ParsableArguments {
         if noSplit { settings.splitClasses = false }
         if let history { settings.historyPath = history }
         if let quarantine { settings.quarantinePath = quarantine }
+        if let selective { settings.selective.enabled = selective }
+        if feedbackFirst { settings.selective.feedbackFirst = true }
         try settings.validate()
         return settings
     }

@@ -229,3 +229,20 @@ import Testing
     }
 }
 
+
+/// `feedback_first`: the likely failures start before everything else, longest first among themselves, and the
+/// prediction follows the order the queue really has.
+@Suite struct FeedbackFirstTests {
+    @Test func itemsMarkedFirstLeadTheQueue() {
+        var items = (0..<6).map { item("M", "C\($0)", Double(10 - $0), tests: 2) }
+        items[4].startsFirst = true
+        items[5].startsFirst = true
+        var scheduler = Scheduler(items: items, options: SchedulerOptions(slots: 2, overhead: 0))
+        let first = scheduler.next(now: 0)?.items.map(\.suite.name)
+        let second = scheduler.next(now: 0)?.items.map(\.suite.name)
+        #expect(first?.first == "C4")
+        #expect(second?.first == "C5")
+        #expect(Scheduler.listMakespan([1, 1, 4], slots: 2, overhead: 0) == 5, "order kept: a long item last waits")
+        #expect(Scheduler.longestFirstMakespan([1, 1, 4], slots: 2, overhead: 0) == 4)
+    }
+}

@@ -30,7 +30,29 @@ import Testing
         #expect(s.destination.name == "ci" && s.destination.environment["TOKEN"] == "s3-x")
     }
 
+    @Test func selectiveSettingsApply() throws {
+        var s = RunSettings()
+        try ConfigFile.parse("selective: true\n", file: "f.yml", into: &s)
+        #expect(s.selective.enabled && s.isSelective)
+        var m = RunSettings()
+        try ConfigFile.parse("""
+            selective:
+              inputs: [Fixtures/**]
+              target_inputs: { LeafTests: [Golden/*.txt] }
+              always_run: [Network]
+              feedback_first: yes
+            """, file: "f.yml", into: &m)
+        #expect(m.selective.enabled, "a selective: mapping turns it on unless it says enabled: false")
+        #expect(m.selective.inputs == ["Fixtures/**"] && m.selective.targetInputs == ["LeafTests": ["Golden/*.txt"]])
+        #expect(m.selective.alwaysRun == ["Network"] && m.selective.feedbackFirst)
+        m.repeatCount = 5
+        #expect(!m.isSelective && !m.tracksInputs, "a flake hunt never skips")
+    }
+
     @Test(arguments: [
+        ("selective:\n  inputz: [a]\n", "f.yml:2", "unknown key 'selective.inputz'"),
+        ("selective:\n  always_run: ['(']\n", "f.yml:2", "not a valid regex"),
+        ("selective:\n  target_inputs: [a]\n", "f.yml:2", "must map test target names"),
         ("slots: two\n", "f.yml:1", "'slots' must be a whole number"),
         ("a: 1\nslotz: 2\n", "f.yml:1", "unknown key 'a'"),
         ("build:\n  configuration: fast\n", "f.yml:2", "must be one of debug, release"),

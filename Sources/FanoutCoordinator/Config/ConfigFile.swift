@@ -40,7 +40,7 @@ public enum ConfigFile {
                                              "destination", "agents", "known_hosts", "host_key_policy", "ssh", "retries",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
                                              "exclusive", "performance", "baselines", "fail_on_perf_regression",
-                                             "quarantine"])
+                                             "quarantine", "selective"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -100,6 +100,7 @@ public enum ConfigFile {
         if let v = keys["performance"] { settings.performance = try BaselineFile.parseRules(v) }
         if let v = keys["baselines"] { settings.baselinesPath = try v.string() }
         if let v = keys["quarantine"] { settings.quarantinePath = try v.string() }
+        if let v = keys["selective"] { try selective(v, into: &settings.selective) }
         if let v = keys["fail_on_perf_regression"] { settings.failOnPerfRegression = try v.bool() }
         if let v = keys["exclusive"] { settings.exclusive = try v.strings() }
         if let list = keys["destinations"] {
@@ -145,6 +146,36 @@ public enum ConfigFile {
 
 /// A node of the config with where it came from, for errors that point at the line.
 extension ConfigFile {
+    /// `selective: true`, or a mapping: `enabled`, `inputs`, `target_inputs`, `always_run`, `feedback_first`.
+    static func selective(_ node: ConfigNode, into selective: inout SelectiveSettings) throws(FanoutError) {
+        if case .scalar = node.node {
+            selective.enabled = try node.bool()
+            return
+        }
+        let s = try node.mapping(allowed: ["enabled", "inputs", "target_inputs", "always_run", "feedback_first"])
+        selective.enabled = try s["enabled"]?.bool() ?? true
+        if let v = s["inputs"] { selective.inputs = try v.strings() }
+        if let v = s["target_inputs"] {
+            guard case .mapping(let m) = v.node else { throw v.fail("must map test target names to lists of globs") }
+            for (k, value) in m {
+                guard case .scalar(let key) = k else { throw v.fail("has a key that is not a plain name") }
+                selective.targetInputs[key.string] = try ConfigNode(node: value, path: "\(v.path).\(key.string)",
+                                                                    file: v.file, environment: v.environment).strings()
+            }
+        }
+        if let v = s["always_run"] {
+            selective.alwaysRun = try v.strings()
+            for pattern in selective.alwaysRun {
+                do {
+                    _ = try Regex(pattern)
+                } catch {
+                    throw v.fail("has '\(pattern)', which is not a valid regex: \(error)")
+                }
+            }
+        }
+        if let v = s["feedback_first"] { selective.feedbackFirst = try v.bool() }
+    }
+
     /// `timeout:`: when a test is hung (stall) and how long it may run (ceiling); see TimeLimitRules.
     static func timeLimits(_ node: ConfigNode, into settings: inout RunSettings) throws(FanoutError) {
         if case .mapping(let m) = node.node,

@@ -28,8 +28,9 @@ public enum HistoryTransfer {
         let export: HistoryExport
         do {
             let (store, _) = try HistoryStore.open(at: historyPath)
+            let targets = try store.allTargetRuns()
             export = HistoryExport(exportedAt: now, fanoutVersion: Coordinator.version,
-                                   runs: try store.exportRuns(limit: runs))
+                                   runs: try store.exportRuns(limit: runs), targets: targets.isEmpty ? nil : targets)
         } catch {
             throw FanoutError("cannot read the timing history at \(historyPath): \(error)", exitCode: .infrastructure)
         }
@@ -44,14 +45,17 @@ public enum HistoryTransfer {
     /// Merges exports into the history at `historyPath` (created when missing).
     public static func importExports(_ files: [String], historyPath: String) throws(FanoutError) -> Outcome {
         var runs: [HistoryRun] = []
+        var targets: [TargetRun] = []
         for file in try checked(files) {
             do {
-                runs += try HistoryExport.read(from: file).runs
+                let export = try HistoryExport.read(from: file)
+                runs += export.runs
+                targets += export.targets ?? []
             } catch {
                 throw FanoutError("\(error)")
             }
         }
-        return try store(runs, at: historyPath, warnings: [])
+        return try store(runs, targets: targets, at: historyPath, warnings: [])
     }
 
     /// Seeds the history at `historyPath` with the test times of JUnit files, one run per file.
@@ -102,11 +106,13 @@ public enum HistoryTransfer {
         return files
     }
 
-    private static func store(_ runs: [HistoryRun], at historyPath: String,
+    private static func store(_ runs: [HistoryRun], targets: [TargetRun] = [], at historyPath: String,
                               warnings: [String]) throws(FanoutError) -> Outcome {
         do {
             let (store, notes) = try HistoryStore.open(at: historyPath)
-            return Outcome(summary: try store.importRuns(runs), warnings: warnings + notes)
+            var summary = try store.importRuns(runs)
+            summary.targetVerdicts = try store.importTargetRuns(targets)
+            return Outcome(summary: summary, warnings: warnings + notes)
         } catch {
             throw FanoutError("cannot import into the timing history at \(historyPath): \(error)",
                               exitCode: .infrastructure)

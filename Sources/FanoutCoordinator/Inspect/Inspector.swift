@@ -27,13 +27,24 @@ public enum Inspector {
                                     String(p.slots), String(format2: p.plan.totalWork), String(format2: p.plan.lowerBound),
                                     String(format2: p.plan.predictedMakespan), String(taken)]],
                             numeric: [0, 1, 2, 3, 4, 5, 6, 7])
-        return [
+        return (selectiveTable(p).map { [$0] } ?? []) + [
             summary,
             Table(title: "Units (predicted)", headers: ["unit", "slot", "start", "end", "estimate", "classes"], rows: units,
                   numeric: [0, 1, 2, 3, 4]),
             Table(title: "Estimates", headers: ["class", "framework", "tests", "estimate (s)", "source"], rows: classes,
                   numeric: [2, 3]),
         ]
+    }
+
+    /// `--selective`: every test target on every destination, whether it runs, and why.
+    public static func selectiveTable(_ p: Prepared) -> Table? {
+        guard let selective = p.selectiveReport else { return nil }
+        let rows = selective.decisions.sorted { ($0.destination, $0.target) < ($1.destination, $1.target) }.map { d in
+            [d.target, d.destination, d.skipped ? "skip" : "run", d.reason]
+        } + selective.notes.map { ["—", "", "run", $0] }
+        let skipped = selective.skipped.count
+        return Table(title: "Selective: \(selective.decisions.count - skipped) test target\(selective.decisions.count - skipped == 1 ? "" : "s") run, \(skipped) skipped",
+                     headers: ["test target", "destination", "", "why"], rows: rows)
     }
 
     /// `fanout plan --shards N`: how the work splits across N CI jobs (each job then plans its own slots).

@@ -90,8 +90,10 @@ public final class Coordinator: Sendable {
                              untilFailure: settings.untilFailure, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
-        let (transports, archives) = makeTransports()
-        for spec in prepared.destinations where !transports.contains(where: { !$0.served(of: [spec]).isEmpty }) {
+        // Selective testing may leave nothing to run: then no agent is started, and the report says why.
+        let nothingToRun = prepared.items.isEmpty && prepared.selective != nil
+        let (transports, archives) = nothingToRun ? ([], nil) : makeTransports()
+        for spec in prepared.destinations where !nothingToRun && !transports.contains(where: { !$0.served(of: [spec]).isEmpty }) {
             await state.warn("no agent serves destination \(spec.name)"
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
                 + ": its tests cannot run")
@@ -104,7 +106,7 @@ public final class Coordinator: Sendable {
             for transport in transports { group.addTask { await transport.shutdown() } }
         }
         await archives?.discard()
-        if usable.isEmpty {
+        if usable.isEmpty, !nothingToRun {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
         var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: now(),
@@ -165,7 +167,7 @@ public final class Coordinator: Sendable {
                 }
                 return info
             },
-            anyAgentUsable: !usable.isEmpty,
+            anyAgentUsable: !usable.isEmpty || (prepared.items.isEmpty && prepared.selective != nil),
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
             slotsServing: serving, items: prepared.items, units: await state.finished.map(\.record),
@@ -175,7 +177,18 @@ public final class Coordinator: Sendable {
             assembly.repeatRun = RepeatReport(repetitions: settings.repetitions, untilFailure: settings.untilFailure,
                                               seed: prepared.seed ?? 0)
         }
-        return assembly.report
+        var report = assembly.report
+        if let plan = prepared.selective {
+            var selective = plan.report
+            // `--no-record`: nothing is left for later runs, and the report says so by listing no verdicts.
+            if settings.recordHistory {
+                selective.verdicts = SelectivePolicy.verdicts(fingerprints: plan.fingerprints, catalog: plan.catalog,
+                                                              results: report.results, interrupted: interrupted,
+                                                              runID: runID, commit: plan.commit, at: report.finishedAt)
+            }
+            report.selective = selective
+        }
+        return report
     }
 
     /// Judges measurements against the baselines, reads trends and records the run in the history, and writes the
@@ -190,7 +203,10 @@ public final class Coordinator: Sendable {
         let historyExists = FileManager.default.fileExists(atPath: settings.historyPath)
         let readsTrends = !report.measurements.isEmpty && historyExists
         let records = settings.recordHistory && !interrupted
-        if historyExists || records {
+        // Selective testing's verdicts are kept even for an interrupted run (not recorded for timing): a target it
+        // stopped must run next time, whatever passed before.
+        let verdicts = report.selective?.verdicts ?? []
+        if historyExists || records || !verdicts.isEmpty {
             do {
                 let (store, notes) = try HistoryStore.open(at: settings.historyPath)
                 report.warnings += notes
@@ -202,6 +218,7 @@ public final class Coordinator: Sendable {
                     }
                 }
                 if records { try store.record(report) }
+                try store.recordTargets(verdicts)
                 // Flake scores count this run's verdicts: read once it is recorded.
                 do {
                     try FlakeScores.fill(&report, from: store)

@@ -18,6 +18,10 @@ public struct Prepared: Sendable {
     public var warnings: [String]
     /// What the quarantine file did: muted tests, and results for the tests it kept from running.
     public var quarantine = QuarantineOutcome()
+    /// `--selective`: each test target's inputs and decision; nil when the run is not selective.
+    var selective: SelectivePlan?
+    /// What selective testing decided, for `fanout plan --selective` and the report.
+    public var selectiveReport: SelectiveReport? { selective?.report }
     /// The run's seed (`--seed`, or drawn for a `--repeat` run): each unit's FANOUT_SEED derives from it; nil when
     /// the tests get none.
     public var seed: Int?

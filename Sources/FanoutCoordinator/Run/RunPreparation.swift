@@ -22,6 +22,19 @@ struct RunPreparation: Sendable {
         try settings.validate()
         let filter = try ClassFilter(filters: settings.filters, skips: settings.skips)
         let destinations = try settings.activeDestinations()
+        // Selective testing decides from the sources, before anything is built: when nothing changed, nothing is.
+        var selective = settings.tracksInputs
+            ? try await SelectivePlan.make(settings: settings, destinations: destinations, progress: progress) : nil
+        if let plan = selective, plan.skipsEverything, settings.selective.alwaysRun.isEmpty {
+            progress(.phase("selective: every test target is unchanged since its last full pass: nothing to build or run"))
+            var prepared = Prepared(destinations: destinations, products: [:], catalogs: [:], items: [], shards: nil,
+                                    plan: Scheduler(items: [], options: schedulerOptions).plan(stealing: nil),
+                                    timeLimits: try TimeLimitBook(settings: settings, destinations: destinations, items: [],
+                                                                  histories: [:]),
+                                    warnings: plan.notes, slots: slotCount, preparation: (clock.now - start).seconds)
+            prepared.selective = plan
+            return prepared
+        }
 
         // Each distinct build setting is built once; destinations that share one share its product.
         var builds: [String: TestProduct] = [:]
@@ -63,6 +76,18 @@ struct RunPreparation: Sendable {
         }
         let quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
         catalogs = quarantine.catalogs
+        if var plan = selective {
+            try plan.applyAlwaysRun(settings.selective.alwaysRun, catalogs: fullCatalogs)
+            plan.catalog = fullCatalogs.mapValues { catalog in
+                catalog.suites.reduce(into: [:]) { byModule, suite in
+                    byModule[suite.id.module, default: []].formUnion(suite.tests.map { TestID(suite: suite.id, name: $0) })
+                }
+            }
+            for (name, catalog) in catalogs {
+                catalogs[name] = catalog.filter { !plan.skips(module: $0.id.module, destination: name) }
+            }
+            selective = plan
+        }
 
         var warnings: [String] = []
         let histories = readHistories(destinations.map(\.name), warnings: &warnings)
@@ -100,6 +125,12 @@ struct RunPreparation: Sendable {
             }
             progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
         }
+        if let plan = selective {
+            // After the shards are cut, so that every CI job cuts the same shards whatever its history holds: a job
+            // skips only what it has a full pass on record for, and never runs another job's part.
+            items.removeAll { plan.skips(module: $0.suite.module, destination: $0.destination) }
+            if plan.feedbackFirst { markFeedbackFirst(&items, plan: plan) }
+        }
         if settings.isRepeating {
             // One copy of every item per repetition: each repetition runs in processes of its own.
             let once = items
@@ -117,6 +148,8 @@ struct RunPreparation: Sendable {
                                 plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
                                 slots: slotCount, preparation: (clock.now - start).seconds)
         prepared.quarantine = quarantine.outcome
+        prepared.selective = selective
+        if let notes = selective?.notes { prepared.warnings += notes }
         if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }
         // Of a run split across CI jobs, the first shard reports the tests the quarantine kept from running.
         if let shard = settings.shard, shard.index != 1 { prepared.quarantine.skipped = [] }
@@ -144,6 +177,27 @@ struct RunPreparation: Sendable {
         }
         return plan
     }
+
+    /// `feedback_first`: the items of targets whose inputs changed or whose last run failed, and of classes that failed
+    /// recently, start first.
+    private func markFeedbackFirst(_ items: inout [WorkItem], plan: SelectivePlan) {
+        var failed: [String: Set<SuiteID>] = [:]
+        if FileManager.default.fileExists(atPath: settings.historyPath), let (store, _) = try? HistoryStore.open(at: settings.historyPath) {
+            for d in Set(items.map(\.destination)) {
+                failed[d] = (try? store.recentlyFailedClasses(destination: d, runs: Self.feedbackRuns)) ?? []
+            }
+        }
+        for i in items.indices {
+            let item = items[i]
+            if plan.likelyToFail(module: item.suite.module, destination: item.destination)
+                || failed[item.destination]?.contains(item.suite) == true {
+                items[i].startsFirst = true
+            }
+        }
+    }
+
+    /// How many recent runs `feedback_first` looks back over for failures.
+    static let feedbackRuns = 5
 
     var schedulerOptions: SchedulerOptions {
         SchedulerOptions(slots: slotCount, overhead: settings.invocationOverhead)

@@ -53,6 +53,8 @@ public struct RunSettings: Sendable, Hashable {
     public var quarantinePath = QuarantineFile.defaultName
     /// The day (`YYYY-MM-DD`, UTC) quarantine expiries are judged against; nil: today.
     public var quarantineToday: String?
+    /// Selective testing: skip test targets whose every input equals that of a full pass on record.
+    public var selective = SelectiveSettings()
     /// The baselines file committed with the project (see docs/baselines.md).
     public var baselinesPath = "fanout-baselines.json"
     /// A performance regression against an accepted baseline fails the run (exit 1).
@@ -75,6 +77,11 @@ public struct RunSettings: Sendable, Hashable {
     public var repetitions: Int { untilFailure && repeatCount == 1 ? Self.untilFailureRepetitions : repeatCount }
     public static let untilFailureRepetitions = 100
     public var isRepeating: Bool { repeatCount > 1 || untilFailure }
+    /// Selective testing applies: asked for, and not a flake hunt (`--repeat` runs what it is told, every time).
+    public var isSelective: Bool { selective.enabled && !isRepeating }
+    /// The test targets' inputs are hashed and their verdicts recorded: under `--selective`, and under
+    /// `--feedback-first` alone (everything runs, what changed first; the verdicts serve later selective runs).
+    public var tracksInputs: Bool { (selective.enabled || selective.feedbackFirst) && !isRepeating }
 
     /// How often a unit may go back to the queue after its agent was lost (or it died before finishing any test)
     /// before its tests are reported not run.
@@ -213,6 +220,7 @@ public struct ClassTimeLimit: Sendable, Hashable {
 /// Regular expressions over `Module.Class`.
 public struct ClassPatterns: Sendable {
     private let patterns: [NSRegularExpressionBox]
+    private let sources: [String]
 
     public init(_ patterns: [String], option: String) throws(FanoutError) {
         var compiled: [NSRegularExpressionBox] = []
@@ -225,6 +233,7 @@ public struct ClassPatterns: Sendable {
             }
         }
         self.patterns = compiled
+        sources = patterns
     }
 
     public var isEmpty: Bool { patterns.isEmpty }
@@ -233,6 +242,11 @@ public struct ClassPatterns: Sendable {
     public func matches(_ suite: SuiteID) -> Bool {
         let name = suite.description
         return patterns.contains { $0.matches(name) }
+    }
+
+    /// The first pattern that matches `text` (e.g. a test target's name).
+    public func firstMatch(_ text: String) -> String? {
+        patterns.indices.first { patterns[$0].matches(text) }.map { sources[$0] }
     }
 }
 

@@ -148,7 +148,9 @@ actor RunState {
             let machine = machineState(of: slot.agent)
             let fits: (WorkItem) -> Bool = { [capacity] item in
                 guard let capacity, let machine else { return true }
-                return capacity.admits(share: item.cpuShare, memory: item.peakMemory, on: machine)
+                // `feedback_first` work is waited for by a person: it may share a core, never overfill memory.
+                return capacity.admits(share: item.startsFirst == true ? nil : item.cpuShare, memory: item.peakMemory,
+                                       on: machine)
             }
             if !exclusiveRunning, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
                 destinations.contains($0.destination) && (alone || $0.avoidAgent != slot.agent)

@@ -31,6 +31,9 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var shard: Shard?
     /// A `--repeat` run (flake hunting): repetitions, seed, and the first failure; absent in an ordinary run.
     public var repeatRun: RepeatReport?
+    /// `--selective`: each test target's decision (skipped as unchanged, or run and why) and what the run recorded;
+    /// absent when the run was not selective.
+    public var selective: SelectiveReport?
     public var timing: Timing
     public var exitCode: Int32
 

@@ -63,6 +63,9 @@ public struct WorkItem: Hashable, Codable, Sendable {
     /// Which repetition of a `--repeat` run this is (1...N); nil in an ordinary run. Two repetitions of one class
     /// never share a unit: each runs in a process of its own.
     public var repetition: Int?
+    /// `feedback_first`: what a change most likely broke (its target changed, or the class failed recently) starts
+    /// before everything else, longest first among themselves. nil: an ordinary item.
+    public var startsFirst: Bool?
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {

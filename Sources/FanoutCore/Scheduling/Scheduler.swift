@@ -68,6 +68,9 @@ public struct Scheduler: Sendable {
             // slots (and `--until-failure` stops with every earlier repetition run).
             let ri = items[i].repetition ?? 0, rj = items[j].repetition ?? 0
             if ri != rj { return ri < rj }
+            // `feedback_first`: the likely failures first, so a broken change reports within seconds.
+            let fi = items[i].startsFirst == true, fj = items[j].startsFirst == true
+            if fi != fj { return fi }
             if firstRun { return Self.leastDivisibleFirst(items[i], items[j]) }
             let a = items[i].estimate, b = items[j].estimate
             return a != b ? a > b : Self.longestFirst(items[i], items[j])
@@ -78,7 +81,9 @@ public struct Scheduler: Sendable {
         remaining = sorted.reduce(0) { $0 + $1.estimate }
         pending = sorted.count
         nextID = firstUnitID
-        predictedEnd = Self.longestFirstMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
+        predictedEnd = sorted.contains { $0.startsFirst == true }
+            ? Self.listMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
+            : Self.longestFirstMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
     }
 
     /// Estimated seconds of work still queued.
@@ -239,10 +244,16 @@ public struct Scheduler: Sendable {
 
     /// Makespan of plain longest-first list scheduling, one process per item.
     public static func longestFirstMakespan(_ estimates: [Double], slots: Int, overhead: Double) -> Double {
+        listMakespan(estimates.sorted(by: >), slots: slots, overhead: overhead)
+    }
+
+    /// Makespan of list scheduling in the given order, one process per item: each item starts on the slot that is
+    /// free first.
+    public static func listMakespan(_ estimates: [Double], slots: Int, overhead: Double) -> Double {
         var heap = MinHeap<Double>(<)
         for _ in 0..<max(1, slots) { heap.push(0) }
         var end = 0.0
-        for e in estimates.sorted(by: >) {
+        for e in estimates {
             let t = (heap.pop() ?? 0) + overhead + e
             end = max(end, t)
             heap.push(t)

@@ -21,13 +21,17 @@ public struct HistoryExport: Codable, Sendable, Hashable {
     public var fanoutVersion: String
     /// Oldest first.
     public var runs: [HistoryRun]
+    /// Selective testing's verdicts on test targets (``TargetRun``), oldest first, so that CI jobs and branches share
+    /// what fully passed. Absent in exports of a Fanout before selective testing: read as none.
+    public var targets: [TargetRun]?
 
-    public init(exportedAt: Date, fanoutVersion: String, runs: [HistoryRun]) {
+    public init(exportedAt: Date, fanoutVersion: String, runs: [HistoryRun], targets: [TargetRun]? = nil) {
         format = Self.formatName
         version = Self.currentVersion
         self.exportedAt = exportedAt
         self.fanoutVersion = fanoutVersion
         self.runs = runs
+        self.targets = targets
     }
 
     // MARK: - Bytes

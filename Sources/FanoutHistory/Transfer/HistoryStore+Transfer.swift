@@ -10,6 +10,8 @@ public struct ImportSummary: Hashable, Sendable {
     public var alreadyPresent: [String] = []
     /// Runs written, then pruned at once because they are older than the newest ``HistoryStore/retention`` runs.
     public var droppedByRetention: [String] = []
+    /// Selective testing's verdicts on test targets that were new to the store.
+    public var targetVerdicts = 0
 
     public init() {}
 
@@ -20,6 +22,7 @@ public struct ImportSummary: Hashable, Sendable {
         if !droppedByRetention.isEmpty {
             text += ", \(droppedByRetention.count) older than the runs kept (retention) and dropped"
         }
+        if targetVerdicts > 0 { text += ", \(targetVerdicts) test target verdict\(targetVerdicts == 1 ? "" : "s") for selective testing" }
         return text
     }
 }

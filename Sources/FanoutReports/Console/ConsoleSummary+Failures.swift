@@ -42,6 +42,19 @@ extension ConsoleSummary {
         }
     }
 
+    /// `--selective`: which test targets were skipped as unchanged (with the run that vouches for them) and why the
+    /// others ran.
+    func selective(_ report: RunReport, _ out: inout Output) {
+        guard let (heading, lines) = ReportFacts.selective(report) else { return }
+        out.blank()
+        out.plain(out.style.bold("Selective") + String(heading.dropFirst("Selective testing".count)))
+        let style = out.style
+        for line in lines {
+            let dim: ((String) -> String)? = line.skipped ? { style.dim($0) } : nil
+            out.wrapped("\(line.target): \(line.text)", indent: "  ", continuation: "    ", style: dim)
+        }
+    }
+
     /// A `--repeat` run: the hunt's settings, the first failure with what replays it, and every test that failed
     /// in some repetition with its pass rate.
     func repeats(_ report: RunReport, _ context: Context, _ out: inout Output) {

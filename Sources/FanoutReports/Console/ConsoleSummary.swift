@@ -37,6 +37,7 @@ public struct ConsoleSummary: Sendable {
         warnings(report, &out)
         flaky(report, context, &out)
         quarantined(report, context, &out)
+        selective(report, &out)
         repeats(report, context, &out)
         failures(report, context, &out)
         verdict(report, &out)
@@ -269,6 +270,8 @@ public struct ConsoleSummary: Sendable {
         let regressions = PerformanceFacts.regressions(report)
         let failingRegressions = regressions.filter { $0.verdict?.failsRun == true }
         let line: String = switch report.exitCode {
+        case 0 where c.total == 0 && !(report.selective?.skipped.isEmpty ?? true):
+            s.boldGreen("PASSED") + " · nothing to run: every test target is unchanged since its last full pass (selective)"
         case 0:
             c.muted > 0
                 ? s.boldGreen("PASSED") + " · \(c.muted) muted test\(c.muted == 1 ? "" : "s") failed (quarantined, "
@@ -313,6 +316,9 @@ public struct ConsoleSummary: Sendable {
         var closing = "Fanout: \(c.passed + c.flaky) passed, \(c.failures) failed, \(c.skipped) skipped"
         if c.notRun > 0 { closing += ", \(c.notRun) not run" }
         if c.muted > 0 { closing += ", \(c.muted) muted by quarantine" }
+        if let skipped = report.selective?.skipped.count, skipped > 0 {
+            closing += ", \(skipped) test target\(skipped == 1 ? "" : "s") skipped as unchanged (selective)"
+        }
         if !regressions.isEmpty {
             closing += ", \(regressions.count) performance regression\(regressions.count == 1 ? "" : "s")"
         }

@@ -71,6 +71,7 @@ public struct HTMLWriter: Sendable {
         out += slowest(report)
         out += flaky(report, units: units)
         out += quarantined(report, units: units)
+        out += selective(report)
         out += repeats(report)
         out += performance(report)
         out += warnings(report)
@@ -297,6 +298,17 @@ public struct HTMLWriter: Sendable {
             out += "<li><code>\(e(r.id.description, line: true))</code>\(place(r, report)) · "
                 + "<span class=\"\(r.outcome.rawValue)\">\(e(HTMLEscaping.clipped(what, to: 500), line: true))</span>"
                 + (r.quarantine.map { " · " + e(ReportFacts.quarantineLine($0), line: true) } ?? "") + "</li>\n"
+        }
+        return out + "</ul>\n</section>\n"
+    }
+
+    /// `--selective`: the test targets skipped as unchanged, with the run that vouches for each, and why the others ran.
+    private func selective(_ report: RunReport) -> String {
+        guard let (heading, lines) = ReportFacts.selective(report) else { return "" }
+        var out = "<section id=\"selective\">\n<h2>\(e(heading, line: true))</h2>\n<ul class=\"selective\">\n"
+        for line in lines {
+            out += "<li><code>\(e(line.target, line: true))</code> · <span class=\"\(line.skipped ? "skipped" : "ran")\">"
+                + "\(e(line.text, line: true))</span></li>\n"
         }
         return out + "</ul>\n</section>\n"
     }

@@ -106,6 +106,15 @@ public struct MarkdownWriter: Sendable {
             if !out.add(text + "\n") { omitted += failing.count }
         }
 
+        if let (heading, lines) = ReportFacts.selective(report) {
+            var text = "### \(Self.escape(heading))\n\n"
+            for line in lines.prefix(groupLimit) {
+                text += "- `\(Self.code(line.target))` · \(Self.escape(line.text))\n"
+            }
+            if lines.count > groupLimit { text += "- … and \(lines.count - groupLimit) more\n" }
+            _ = out.add(text + "\n")
+        }
+
         let (muted, quarantineSkipped) = ReportFacts.quarantined(report)
         if !muted.isEmpty || !quarantineSkipped.isEmpty {
             let failing = muted.filter(\.outcome.isFailure).count

@@ -38,6 +38,24 @@ enum ReportFacts {
         (report.results.filter { $0.quarantine?.mode == .mute }, report.results.filter { $0.quarantine?.mode == .skip })
     }
 
+    /// `--selective`: a heading and one line per test target (skipped ones first), in the words every format shows.
+    static func selective(_ report: RunReport) -> (heading: String, lines: [(target: String, skipped: Bool, text: String)])? {
+        guard let selective = report.selective else { return nil }
+        let skipped = selective.skipped.count, ran = selective.ran.count
+        let several = Set(selective.decisions.map(\.destination)).count > 1
+        let heading = "Selective testing: \(skipped) test target\(skipped == 1 ? "" : "s") skipped as unchanged, \(ran) run"
+            + (selective.filesHashed.map { files in
+                " · the inputs of \(files) files hashed" + (selective.hashSeconds.map { " in \(formatSeconds($0))" } ?? "") } ?? "")
+            + (selective.feedbackFirst ? " (feedback first: changed and recently failed work started first)" : "")
+        let ordered = selective.skipped + selective.ran
+        var lines = ordered.map { d in
+            (target: d.target + (several ? " on \(d.destination)" : ""), skipped: d.skipped,
+             text: (d.skipped ? "skipped: " : "ran: ") + d.reason)
+        }
+        lines += selective.notes.map { (target: "note", skipped: false, text: $0) }
+        return (heading, lines)
+    }
+
     /// `fails one run in ten · @alice, https://…/12 · until 2026-12-26`: why a test is quarantined, who owns it.
     static func quarantineLine(_ entry: QuarantineEntry) -> String {
         ([entry.reason, entry.ownership].filter { !$0.isEmpty } + ["until \(entry.expires)"]).joined(separator: " · ")

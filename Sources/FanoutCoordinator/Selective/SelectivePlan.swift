@@ -1,0 +1,154 @@
+import FanoutAgents
+import FanoutCore
+import FanoutHistory
+import Foundation
+
+/// What `--selective` decided before anything was built: every test target's inputs on each destination, and
+/// whether it runs. Made by ``make(settings:destinations:progress:)``; applied to the work items by the preparation.
+struct SelectivePlan: Sendable {
+    var fingerprints: [TargetFingerprint] = []
+    var decisions: [SelectiveDecision] = []
+    var commit: String?
+    /// Destinations selective testing cannot cover (xcodebuild, `--bundle`), with why.
+    var notes: [String] = []
+    /// Every test of each destination's product by module, before filters and quarantine (filled after discovery):
+    /// a run of part of a target is not a full pass.
+    var catalog: [String: [String: Set<TestID>]] = [:]
+    var feedbackFirst = false
+    /// Seconds spent deciding (the toolchain's answers, hashing, the history), and hashing alone; files hashed.
+    var seconds = 0.0
+    var hashSeconds = 0.0
+    var files = 0
+
+    private var skippedKeys: Set<String> {
+        Set(decisions.filter(\.skipped).map { "\($0.destination)\u{0}\($0.module)" })
+    }
+
+    func skips(module: String, destination: String) -> Bool {
+        skippedKeys.contains("\(destination)\u{0}\(module)")
+    }
+
+    /// True when every test target of every covered destination is skipped, and no destination is out of reach:
+    /// then nothing needs to be built.
+    var skipsEverything: Bool { notes.isEmpty && !decisions.isEmpty && decisions.allSatisfy(\.skipped) }
+
+    /// Targets whose inputs changed since their last full pass, or whose last run failed: what `feedback_first`
+    /// starts first.
+    func likelyToFail(module: String, destination: String) -> Bool {
+        decisions.contains {
+            $0.module == module && $0.destination == destination && !$0.skipped && [.changed, .lastFailed].contains($0.cause)
+        }
+    }
+
+    /// `always_run` over the classes found: a target holding a matching class runs after all.
+    mutating func applyAlwaysRun(_ patterns: [String], catalogs: [String: Catalog]) throws(FanoutError) {
+        guard !patterns.isEmpty else { return }
+        let classes = try ClassPatterns(patterns, option: "selective.always_run")
+        for i in decisions.indices where decisions[i].skipped {
+            let d = decisions[i]
+            guard let hit = catalogs[d.destination]?.suites.first(where: { $0.id.module == d.module && classes.matches($0.id) })
+            else { continue }
+            decisions[i].skipped = false
+            decisions[i].cause = .alwaysRun
+            decisions[i].reason = "always runs (always_run matches \(hit.id))"
+            decisions[i].since = nil
+            decisions[i].sinceCommit = nil
+            decisions[i].sinceAt = nil
+        }
+    }
+
+    var report: SelectiveReport {
+        var report = SelectiveReport(decisions: decisions, verdicts: [], feedbackFirst: feedbackFirst, notes: notes)
+        report.seconds = seconds
+        report.hashSeconds = hashSeconds
+        report.filesHashed = files
+        return report
+    }
+
+    /// Reads the package's graph, hashes every test target's inputs on each destination it can cover, and decides
+    /// from the history which ones run.
+    static func make(settings: RunSettings, destinations: [DestinationSpec],
+                     progress: ProgressHandler) async throws(FanoutError) -> SelectivePlan {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var plan = SelectivePlan()
+        plan.feedbackFirst = settings.selective.feedbackFirst
+        var covered: [DestinationSpec] = []
+        for spec in destinations {
+            if spec.frameworks.contains(.xcodebuild) {
+                plan.notes.append("\(spec.name) runs xcodebuild: selective testing covers Swift packages only (not Xcode "
+                                  + "projects yet), so all of its tests run")
+            } else if (spec.bundlePath ?? settings.bundlePath) != nil {
+                plan.notes.append("\(spec.name) runs a given product (--bundle): selective testing needs the package's "
+                                  + "sources and build settings, so all of its tests run")
+            } else {
+                covered.append(spec)
+            }
+        }
+        guard !covered.isEmpty else { return plan }
+        let package = URL(fileURLWithPath: settings.packagePath).standardizedFileURL.path
+        guard let swift = ProductBuilder.findSwift() else {
+            throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain or use --bundle PATH.",
+                              exitCode: .infrastructure)
+        }
+        progress(.phase("selective: reading the targets of \(package) and hashing their inputs"))
+        async let commit = Self.output(Command(executable: "/usr/bin/env", arguments: ["git", "-C", package, "rev-parse", "HEAD"]))
+        var cache = SelectiveCache(historyPath: settings.historyPath)
+        let version = await cache.toolchain(swift) { await Self.output(Command(executable: swift, arguments: ["--version"])) }
+        guard let version, !version.isEmpty else {
+            throw FanoutError("selective testing could not read `swift --version`", hint: "Check the toolchain, or run without --selective.",
+                              exitCode: .infrastructure)
+        }
+        let json = try await cache.graph(package: package, toolchain: version) { () async throws(FanoutError) -> Data in
+            try await PackageGraph.describeJSON(package: package, swift: swift)
+        }
+        let graph = try PackageGraph.decode(json, package: package)
+        cache.save()
+        let head = await commit
+        plan.commit = head.flatMap { $0.count == 40 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
+        let fingerprinter = InputFingerprinter(package: package, graph: graph, toolchain: version, settings: settings)
+        let hashing = clock.now
+        (plan.fingerprints, plan.files) = try fingerprinter.measure(covered)
+        plan.hashSeconds = (clock.now - hashing).seconds
+        let unknown = Set(settings.selective.targetInputs.keys).subtracting(graph.testTargets.map(\.name))
+        if let name = unknown.sorted().first {
+            throw FanoutError("selective.target_inputs names '\(name)', which is not a test target of \(graph.name)",
+                              hint: "Test targets: \(graph.testTargets.map(\.name).joined(separator: ", ")).")
+        }
+
+        let history = Self.readHistory(settings.historyPath, destinations: covered.map(\.name), notes: &plan.notes)
+        let byName = try ClassPatterns(settings.selective.alwaysRun, option: "selective.always_run")
+        for fp in plan.fingerprints {
+            plan.decisions.append(SelectivePolicy.decide(fp, history: history[fp.destination]?[fp.target] ?? [],
+                                                         alwaysRun: byName.firstMatch(fp.target)))
+        }
+        if !settings.isSelective {
+            // `--feedback-first` without `--selective`: every target runs; what would have been skipped says so.
+            for i in plan.decisions.indices where plan.decisions[i].skipped {
+                plan.decisions[i].skipped = false
+                plan.decisions[i].reason = "runs (selective skipping is off); would be skipped: \(plan.decisions[i].reason)"
+            }
+        }
+        plan.seconds = (clock.now - start).seconds
+        return plan
+    }
+
+    private static func readHistory(_ path: String, destinations: [String],
+                                    notes: inout [String]) -> [String: [String: [TargetRun]]] {
+        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+        do {
+            let (store, _) = try HistoryStore.open(at: path)
+            return try store.targetRuns(destinations: destinations)
+        } catch {
+            notes.append("selective testing could not read the history (\(error)): every test target runs")
+            return [:]
+        }
+    }
+
+    /// A command's standard output, trimmed; nil when it failed.
+    private static func output(_ command: Command) async -> String? {
+        let (ending, out, _) = await LocalTransport(name: "selective", slots: 1).capture(command, timeout: 60)
+        guard case .exited(0) = ending else { return nil }
+        return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,17 @@
+/// `--selective` and the `selective:` section of fanout.yml (docs/selective.md).
+public struct SelectiveSettings: Sendable, Hashable {
+    /// Skip each test target whose inputs equal those of a full pass on record (`--selective`, `selective: true`).
+    public var enabled = false
+    /// Files every test target reads at run time though no target holds them (fixtures, golden files): globs
+    /// relative to the package (`**` spans folders), or absolute paths.
+    public var inputs: [String] = []
+    /// The same, for one test target each: its name → globs.
+    public var targetInputs: [String: [String]] = [:]
+    /// Regexes over a test target's name, or over `Module.Class` of any class it holds: such targets always run
+    /// (tests that read the network, the clock, or a service no hash sees).
+    public var alwaysRun: [String] = []
+    /// Start first what a change most likely broke: targets whose inputs changed, and classes that failed recently.
+    public var feedbackFirst = false
+
+    public init() {}
+}

@@ -1,0 +1,253 @@
+import FanoutAgents
+@testable import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Testing
+
+/// A copy of the Diamond fixture (Tests/Fixtures/Diamond) in a fresh folder, without build output.
+func diamondCopy(_ dir: TempDir) throws -> String {
+    let package = dir.file("Diamond")
+    try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("Tests/Fixtures/Diamond").path, toPath: package)
+    for leftover in [".build", ".swiftpm", "Vendor/Tally/.build", "Package.resolved"] {
+        try? FileManager.default.removeItem(atPath: package + "/" + leftover)
+    }
+    return package
+}
+
+/// Selective testing's inputs, mutated one by one on the Diamond fixture (a leaf with a resource, two libraries on
+/// it, one of them using a local package's product; three test targets): each change must change the inputs of
+/// exactly the test targets that can see it. The expected sets are computed here, independently, from SwiftPM's
+/// own dump of the manifest.
+@Suite("Selective testing: what each input change re-runs", .serialized, .timeLimit(.minutes(5)))
+struct SelectiveInputsTests {
+    /// The manifest as `swift package dump-package` prints it: targets, their folders and dependencies.
+    struct Manifest {
+        var targets: [String: (type: String, path: String, deps: [String], usesProducts: Bool)] = [:]
+
+        init(package: String) async throws {
+            let (ending, out, err) = await LocalTransport(slots: 1).capture(
+                Command(executable: "/usr/bin/env", arguments: ["swift", "package", "--package-path", package, "dump-package"]))
+            guard case .exited(0) = ending else { throw TestFailure("dump-package failed: \(String(decoding: err, as: UTF8.self))") }
+            let json = try JSONSerialization.jsonObject(with: Data(out)) as? [String: Any] ?? [:]
+            for t in json["targets"] as? [[String: Any]] ?? [] {
+                let name = t["name"] as? String ?? ""
+                let type = t["type"] as? String ?? ""
+                let path = t["path"] as? String ?? ((type == "test" ? "Tests/" : "Sources/") + name)
+                var deps: [String] = []
+                var products = false
+                for d in t["dependencies"] as? [[String: Any]] ?? [] {
+                    if let byName = d["byName"] as? [Any], let n = byName.first as? String { deps.append(n) }
+                    if let target = d["target"] as? [Any], let n = target.first as? String { deps.append(n) }
+                    if d["product"] != nil { products = true }
+                }
+                targets[name] = (type, path, deps, products)
+            }
+        }
+
+        var testTargets: Set<String> { Set(targets.filter { $0.value.type == "test" }.keys) }
+
+        func closure(_ name: String) -> Set<String> {
+            var seen: Set<String> = [name], stack = [name]
+            while let n = stack.popLast() {
+                for d in targets[n]?.deps ?? [] where targets[d] != nil && seen.insert(d).inserted { stack.append(d) }
+            }
+            return seen
+        }
+
+        /// The test targets that can see a file: those whose closure holds the target whose folder has it.
+        func affected(by file: String) -> Set<String> {
+            if file.hasPrefix("Package") && file.hasSuffix(".swift") && !file.contains("/") { return testTargets }
+            if file.hasPrefix("Vendor/") || file == "Package.resolved" {
+                return testTargets.filter { closure($0).contains { targets[$0]?.usesProducts == true } }
+            }
+            guard let owner = targets.first(where: { file.hasPrefix($0.value.path + "/") })?.key else { return [] }
+            return testTargets.filter { closure($0).contains(owner) }
+        }
+    }
+
+    func fingerprints(_ package: String, _ settings: RunSettings, toolchain: String = "Swift 6.x",
+                      destinations: [DestinationSpec]? = nil) async throws -> [String: String] {
+        let swift = try #require(ProductBuilder.findSwift())
+        let graph = try await PackageGraph.describe(package: package, swift: swift)
+        let f = InputFingerprinter(package: package, graph: graph, toolchain: toolchain, settings: settings)
+        return Dictionary(uniqueKeysWithValues: try f.fingerprints(for: destinations ?? settings.configuredDestinations)
+            .map { ("\($0.destination) \($0.target)", $0.digest) })
+    }
+
+    static func changed(_ before: [String: String], _ after: [String: String]) -> Set<String> {
+        Set(before.keys.filter { before[$0] != after[$0] }.map { String($0.split(separator: " ").last ?? "") })
+    }
+
+    static func mutate(_ path: String) throws -> Data {
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        try (original + Data("\n// mutated\n".utf8)).write(to: URL(fileURLWithPath: path))
+        return original
+    }
+
+    @Test func everyFileOfThePackageReRunsExactlyTheTargetsThatCanSeeIt() async throws {
+        let dir = try TempDir()
+        let package = try diamondCopy(dir)
+        var settings = RunSettings()
+        settings.packagePath = package
+        let manifest = try await Manifest(package: package)
+        #expect(manifest.testTargets == ["LeafTests", "LeftTests", "BothTests"])
+        let base = try await fingerprints(package, settings)
+        #expect(base.count == 3)
+        let files = FileWalk.files(under: package)
+        #expect(files.count >= 12, "every source, resource, manifest and fixture file: \(files)")
+        var checked = 0
+        for file in files {
+            let path = package + "/" + file
+            let original = try Self.mutate(path)
+            let after = try await fingerprints(package, settings)
+            try original.write(to: URL(fileURLWithPath: path))
+            #expect(Self.changed(base, after) == manifest.affected(by: file), "changing \(file)")
+            checked += 1
+        }
+        #expect(checked == files.count)
+        #expect(try await fingerprints(package, settings) == base, "restored: the same inputs again")
+
+        // A new file in a target's folder is a change of that target.
+        let added = package + "/Sources/Left/Extra.swift"
+        try Data("let extra = 1\n".utf8).write(to: URL(fileURLWithPath: added))
+        #expect(Self.changed(base, try await fingerprints(package, settings)) == ["LeftTests", "BothTests"])
+        try FileManager.default.removeItem(atPath: added)
+
+        // Package.resolved re-runs the targets that use another package's product, and only them.
+        let resolved = package + "/Package.resolved"
+        try Data(#"{"pins":[],"version":3}"#.utf8).write(to: URL(fileURLWithPath: resolved))
+        let pinned = try await fingerprints(package, settings)
+        #expect(Self.changed(base, pinned) == ["BothTests"])
+        try Data(#"{"pins":[{"identity":"x"}],"version":3}"#.utf8).write(to: URL(fileURLWithPath: resolved))
+        #expect(Self.changed(pinned, try await fingerprints(package, settings)) == manifest.affected(by: "Package.resolved"))
+    }
+
+    @Test func buildFlagsToolchainAndADestinationsEnvironmentReRunTheirTargets() async throws {
+        let dir = try TempDir()
+        let package = try diamondCopy(dir)
+        var settings = RunSettings()
+        settings.packagePath = package
+        settings.destinations = [DestinationSpec(destination: Destination(name: "a", environment: ["MODE": "1"])),
+                                 DestinationSpec(destination: Destination(name: "b", environment: ["MODE": "1"]))]
+        let base = try await fingerprints(package, settings)
+        #expect(base.count == 6)
+
+        var flags = settings
+        flags.buildFlags = ["-Xswiftc", "-DEXTRA"]
+        #expect(Set(try await fingerprints(package, flags).filter { base[$0.key] != $0.value }.keys) == Set(base.keys))
+        var release = settings
+        release.configuration = "release"
+        #expect(Set(try await fingerprints(package, release).filter { base[$0.key] != $0.value }.keys) == Set(base.keys))
+
+        let otherToolchain = try await fingerprints(package, settings, toolchain: "Swift 6.y")
+        #expect(Set(otherToolchain.filter { base[$0.key] != $0.value }.keys) == Set(base.keys))
+
+        var env = settings
+        env.destinations[1].destination.environment["MODE"] = "2"
+        let changed = Set(try await fingerprints(package, env).filter { base[$0.key] != $0.value }.keys)
+        #expect(changed == ["b LeafTests", "b LeftTests", "b BothTests"], "only destination b's targets")
+        var args = settings
+        args.destinations[0].destination.arguments = ["--verbose"]
+        #expect(Set(try await fingerprints(package, args).filter { base[$0.key] != $0.value }.keys)
+                == ["a LeafTests", "a LeftTests", "a BothTests"])
+    }
+
+    @Test func declaredInputsReRunTheTargetsTheyAreDeclaredFor() async throws {
+        let dir = try TempDir()
+        let package = try diamondCopy(dir)
+        let fixture = package + "/Fixtures/expected.txt"
+        var settings = RunSettings()
+        settings.packagePath = package
+
+        // Undeclared, a fixture read at run time is invisible: nothing re-runs (why `inputs:` exists).
+        let plain = try await fingerprints(package, settings)
+        var original = try Self.mutate(fixture)
+        #expect(Self.changed(plain, try await fingerprints(package, settings)).isEmpty)
+        try original.write(to: URL(fileURLWithPath: fixture))
+
+        var everyone = settings
+        everyone.selective.inputs = ["Fixtures/**"]
+        let declared = try await fingerprints(package, everyone)
+        #expect(Self.changed(plain, declared) == ["LeafTests", "LeftTests", "BothTests"], "declaring inputs is a change")
+        original = try Self.mutate(fixture)
+        #expect(Self.changed(declared, try await fingerprints(package, everyone)) == ["LeafTests", "LeftTests", "BothTests"])
+        try original.write(to: URL(fileURLWithPath: fixture))
+
+        var leafOnly = settings
+        leafOnly.selective.targetInputs = ["LeafTests": ["Fixtures/*.txt"]]
+        let own = try await fingerprints(package, leafOnly)
+        original = try Self.mutate(fixture)
+        #expect(Self.changed(own, try await fingerprints(package, leafOnly)) == ["LeafTests"])
+        try original.write(to: URL(fileURLWithPath: fixture))
+        // A file the pattern does not match changes nothing.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: package + "/Fixtures/other.json"))
+        #expect(Self.changed(own, try await fingerprints(package, leafOnly)).isEmpty)
+    }
+
+    /// What selective testing cannot cover runs everything and says so: an xcodebuild destination, a given product.
+    @Test func xcodebuildDestinationsAndGivenProductsAreSaidToRunEverything() async throws {
+        var s = RunSettings()
+        s.selective.enabled = true
+        let ios = DestinationSpec(destination: Destination(name: "ios"), frameworks: [.xcodebuild])
+        let plan = try await SelectivePlan.make(settings: s, destinations: [ios], progress: { _ in })
+        #expect(plan.notes == ["ios runs xcodebuild: selective testing covers Swift packages only (not Xcode projects "
+                               + "yet), so all of its tests run"])
+        #expect(plan.decisions.isEmpty && !plan.skipsEverything)
+        s.bundlePath = "/tmp/Some.xctest"
+        let given = try await SelectivePlan.make(settings: s, destinations: s.configuredDestinations, progress: { _ in })
+        #expect(given.notes.first?.contains("runs a given product (--bundle)") == true)
+    }
+
+    @Test func globsMatchAsDocumented() {
+        func matches(_ glob: String, _ path: String) -> Bool {
+            (try? Regex(DeclaredInputs.regex(glob)).wholeMatch(in: path)) != nil
+        }
+        #expect(matches("Fixtures/**", "Fixtures/a/b.json"))
+        #expect(matches("**/*.json", "a.json"))
+        #expect(matches("**/*.json", "x/y/a.json"))
+        #expect(!matches("*.json", "x/a.json"), "* stays within a folder")
+        #expect(matches("data?.txt", "data1.txt"))
+        #expect(!matches("data?.txt", "data/.txt"))
+        #expect(matches("a+b(1).txt", "a+b(1).txt"), "regex characters are literal")
+    }
+}
+
+/// The toolchain's answers are remembered between runs only while what they depend on stays the same.
+@Suite("Selective testing: the cache of the toolchain's answers", .timeLimit(.minutes(1)))
+struct SelectiveCacheTests {
+    @Test func answersAreAskedAgainWhenTheirInputsChange() async throws {
+        let dir = try TempDir()
+        let history = dir.file("h/history.sqlite")
+        let package = dir.file("pkg")
+        try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
+        try Data("// v1".utf8).write(to: URL(fileURLWithPath: package + "/Package.swift"))
+        let swift = dir.file("swift")
+        try Data("#!/bin/sh\n".utf8).write(to: URL(fileURLWithPath: swift))
+        var asked = 0
+        var cache = SelectiveCache(historyPath: history)
+        #expect(await cache.toolchain(swift) { asked += 1; return "Swift 1" } == "Swift 1")
+        _ = try await cache.graph(package: package, toolchain: "Swift 1") { () async throws(FanoutError) -> Data in asked += 1; return Data("{}".utf8) }
+        cache.save()
+        #expect(asked == 2)
+
+        var again = SelectiveCache(historyPath: history)
+        #expect(await again.toolchain(swift) { asked += 1; return "other" } == "Swift 1", "the same executable: remembered")
+        _ = try await again.graph(package: package, toolchain: "Swift 1") { () async throws(FanoutError) -> Data in asked += 1; return Data("{}".utf8) }
+        #expect(asked == 2)
+
+        // A changed manifest, new pins, or another toolchain: asked again.
+        try Data("// v2".utf8).write(to: URL(fileURLWithPath: package + "/Package.swift"))
+        _ = try await again.graph(package: package, toolchain: "Swift 1") { () async throws(FanoutError) -> Data in asked += 1; return Data("{}".utf8) }
+        #expect(asked == 3)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: package + "/Package.resolved"))
+        _ = try await again.graph(package: package, toolchain: "Swift 1") { () async throws(FanoutError) -> Data in asked += 1; return Data("{}".utf8) }
+        #expect(asked == 4)
+        _ = try await again.graph(package: package, toolchain: "Swift 2") { () async throws(FanoutError) -> Data in asked += 1; return Data("{}".utf8) }
+        #expect(asked == 5)
+        // A new swift executable (another file in its place): asked again.
+        try FileManager.default.removeItem(atPath: swift)
+        try Data("#!/bin/sh\n# another toolchain\n".utf8).write(to: URL(fileURLWithPath: swift))
+        #expect(await again.toolchain(swift) { asked += 1; return "Swift 2" } == "Swift 2")
+        #expect(asked == 6)
+    }
+}
