@@ -198,6 +198,24 @@ struct SelectiveInputsTests {
         #expect(given.notes.first?.contains("runs a given product (--bundle)") == true)
     }
 
+    /// The walk sees what the build reads: files behind symbolic links (to files and to folders), never loops on a
+    /// link back up the tree, and leaves build output out.
+    @Test func theWalkFollowsLinksAndLeavesBuildOutputOut() throws {
+        let dir = try TempDir()
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir.file("t/sub"), withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: dir.file("t/.build/debug"), withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: dir.file("elsewhere"), withIntermediateDirectories: true)
+        for file in ["t/a.swift", "t/sub/b.json", "t/.build/debug/x.o", "elsewhere/c.swift", "outside.txt"] {
+            try Data(file.utf8).write(to: URL(fileURLWithPath: dir.file(file)))
+        }
+        try fm.createSymbolicLink(atPath: dir.file("t/linked"), withDestinationPath: dir.file("elsewhere"))
+        try fm.createSymbolicLink(atPath: dir.file("t/file-link.txt"), withDestinationPath: dir.file("outside.txt"))
+        try fm.createSymbolicLink(atPath: dir.file("t/sub/up"), withDestinationPath: dir.file("t"))
+        #expect(FileWalk.files(under: dir.file("t")) == ["a.swift", "file-link.txt", "linked/c.swift", "sub/b.json"])
+        #expect(FileWalk.files(under: dir.file("missing")).isEmpty)
+    }
+
     @Test func globsMatchAsDocumented() {
         func matches(_ glob: String, _ path: String) -> Bool {
             (try? Regex(DeclaredInputs.regex(glob)).wholeMatch(in: path)) != nil

@@ -154,33 +154,47 @@ struct FolderDigests {
 }
 
 /// Regular files under a folder, by path relative to it, in a stable order; build output and VCS folders are left out.
+///
+/// Read with `readdir`, whose entries carry their type: Foundation's URL enumerator with resource values took 0.15 s
+/// for 2,000 files here, ten times the reading and hashing of them. Symbolic links are followed.
 enum FileWalk {
     static func files(under folder: String) -> [String] {
-        let url = URL(fileURLWithPath: folder)
-        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey, .isDirectoryKey],
-                                                          options: []) else { return [] }
-        let prefix = url.standardizedFileURL.path.count + 1
         var out: [String] = []
-        for case let item as URL in walker {
-            let name = item.lastPathComponent
-            let values = try? item.resourceValues(forKeys: [.isRegularFileKey, .isDirectoryKey])
-            if values?.isDirectory == true {
-                if InputFingerprinter.ignoredFolders.contains(name) { walker.skipDescendants() }
-                continue
-            }
-            guard name != ".DS_Store" else { continue }
-            if values?.isRegularFile != true {
-                // A symbolic link to a file counts as that file (its bytes are what the build reads); links to
-                // folders are not followed, sockets and pipes are not files.
-                var isFolder: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: item.path, isDirectory: &isFolder), !isFolder.boolValue,
-                      FileManager.default.isReadableFile(atPath: item.path) else { continue }
-            }
-            let path = item.standardizedFileURL.path
-            guard path.count > prefix else { continue }
-            out.append(String(path.dropFirst(prefix)))
-        }
+        var seen: Set<[UInt64]> = []
+        walk(folder, relative: "", into: &out, seen: &seen)
         return out.sorted()
+    }
+
+    /// `seen`: the folders walked (device and inode), so a symbolic link back up the tree is not walked forever.
+    private static func walk(_ folder: String, relative: String, into out: inout [String], seen: inout Set<[UInt64]>) {
+        var me = stat()
+        guard stat(folder, &me) == 0, seen.insert([UInt64(me.st_dev), UInt64(me.st_ino)]).inserted,
+              let dir = opendir(folder) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            guard name != ".", name != "..", name != ".DS_Store" else { continue }
+            let path = folder + "/" + name
+            let mine = relative.isEmpty ? name : relative + "/" + name
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_DIR):
+                if !InputFingerprinter.ignoredFolders.contains(name) { walk(path, relative: mine, into: &out, seen: &seen) }
+            case Int32(DT_REG):
+                out.append(mine)
+            default:
+                // A symbolic link counts as what it points to (its bytes, or its folder's files, are what the build
+                // reads); sockets and pipes are not files; a file system that does not say (DT_UNKNOWN) is asked.
+                var info = stat()
+                guard stat(path, &info) == 0 else { continue }
+                if (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 {
+                    out.append(mine)
+                } else if (info.st_mode & S_IFMT) == S_IFDIR, !InputFingerprinter.ignoredFolders.contains(name) {
+                    walk(path, relative: mine, into: &out, seen: &seen)
+                }
+            }
+        }
     }
 }
 
