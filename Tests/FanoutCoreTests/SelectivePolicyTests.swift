@@ -127,6 +127,21 @@ import Testing
         #expect(Self.verdict([Self.result("a", .passed, destination: "linux-release")]) == nil)
     }
 
+    /// swift-collections' SortedCollectionsTests lists no test on Linux: without this it would "never pass".
+    @Test func aTargetWithNoTestAtAllInTheProductIsAFullPassOfNothing() {
+        let empty = TargetFingerprint(target: "EmptyTests", module: "EmptyTests", destination: "local", parts: Self.parts)
+        let rows = SelectivePolicy.verdicts(fingerprints: [Self.fingerprint, empty], catalog: Self.catalog,
+                                            results: [Self.result("a", .passed)], interrupted: false, runID: "r",
+                                            commit: nil, at: Date())
+        #expect(rows.first { $0.target == "EmptyTests" }?.verdict == .passed)
+        let interrupted = SelectivePolicy.verdicts(fingerprints: [empty], catalog: Self.catalog, results: [],
+                                                   interrupted: true, runID: "r", commit: nil, at: Date())
+        #expect(interrupted.isEmpty)
+        let undiscovered = SelectivePolicy.verdicts(fingerprints: [empty], catalog: [:], results: [], interrupted: false,
+                                                    runID: "r", commit: nil, at: Date())
+        #expect(undiscovered.isEmpty, "a destination never discovered (nothing was built) vouches for nothing")
+    }
+
     @Test func fingerprintsNameWhatChanged() {
         var other = Self.parts
         other.removeValue(forKey: "toolchain")

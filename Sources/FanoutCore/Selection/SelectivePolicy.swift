@@ -47,14 +47,22 @@ public enum SelectivePolicy {
     ///   - fingerprints: the inputs of every test target of the run.
     ///   - catalog: every test each destination's product has, by module (before filters, shards and quarantine),
     ///     so that a run of part of a target is told from a full one.
-    ///   - results: the run's results; a target with none on a destination did not run there and gets no row.
+    ///   - results: the run's results; a target with none on a destination did not run there and gets no row,
+    ///     unless the product has no test of it at all (a full pass of nothing).
     public static func verdicts(fingerprints: [TargetFingerprint], catalog: [String: [String: Set<TestID>]],
                                 results: [TestResult], interrupted: Bool, runID: String, commit: String?,
                                 at date: Date) -> [TargetRun] {
         var byTarget: [String: [String: [TestResult]]] = [:]
         for r in results { byTarget[r.destination, default: [:]][r.id.suite.module, default: []].append(r) }
         return fingerprints.compactMap { fp in
-            guard let mine = byTarget[fp.destination]?[fp.module], !mine.isEmpty else { return nil }
+            guard let mine = byTarget[fp.destination]?[fp.module], !mine.isEmpty else {
+                // A target of which the product lists no test at all (its tests are compiled out on this platform,
+                // or it has none yet) ran everything it has: a full pass, so it is not "never passed" forever. Tests
+                // added to it change its inputs.
+                guard !interrupted, let modules = catalog[fp.destination], modules[fp.module]?.isEmpty ?? true else { return nil }
+                return TargetRun(target: fp.target, destination: fp.destination, fingerprint: fp.digest, parts: fp.parts,
+                                 verdict: .passed, runID: runID, commit: commit, recordedAt: date)
+            }
             let (verdict, reason) = judge(mine, expected: catalog[fp.destination]?[fp.module] ?? [],
                                           interrupted: interrupted)
             return TargetRun(target: fp.target, destination: fp.destination, fingerprint: fp.digest, parts: fp.parts,
