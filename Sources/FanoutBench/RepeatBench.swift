@@ -73,11 +73,7 @@ struct RepeatBench: AsyncParsableCommand {
         let results = Results(repetitions: repetitions, slots: slots, tests: suite.methodCount,
                               serialTotal: suite.serialTotal, rounds: done, loadAverage: [load, SuiteBench.loadAverage()])
         print(Self.table(results))
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(results).write(to: URL(fileURLWithPath: json))
-        }
+        if let json { try JSONFiles.write(results, to: json) }
     }
 
     /// N sequential `swift test` runs, stopping at none (a flake hunt looks at all of them); the seconds in all.

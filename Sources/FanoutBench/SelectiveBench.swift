@@ -116,11 +116,7 @@ struct SelectiveBench: AsyncParsableCommand {
         let results = Results(targets: Self.leaves + Self.middles + Self.tests, testTargets: Self.tests, files: files,
                               slots: slots, rounds: done, loadAverage: [load, SuiteBench.loadAverage()])
         print(Self.table(results))
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(results).write(to: URL(fileURLWithPath: json))
-        }
+        if let json { try JSONFiles.write(results, to: json) }
     }
 
     /// The `selective` part of a report.json, read as any tool would.
