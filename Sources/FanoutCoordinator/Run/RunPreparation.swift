@@ -31,7 +31,7 @@ struct RunPreparation: Sendable {
                                     plan: Scheduler(items: [], options: schedulerOptions).plan(stealing: nil),
                                     timeLimits: try TimeLimitBook(settings: settings, destinations: destinations, items: [],
                                                                   histories: [:]),
-                                    warnings: plan.notes, slots: slotCount, preparation: (clock.now - start).seconds)
+                                    warnings: [], slots: slotCount, preparation: (clock.now - start).seconds)
             prepared.selective = plan
             return prepared
         }
@@ -83,9 +83,8 @@ struct RunPreparation: Sendable {
                     byModule[suite.id.module, default: []].formUnion(suite.tests.map { TestID(suite: suite.id, name: $0) })
                 }
             }
-            for (name, catalog) in catalogs {
-                catalogs[name] = catalog.filter { !plan.skips(module: $0.id.module, destination: name) }
-            }
+            let skips = plan.skips
+            for (name, catalog) in catalogs { catalogs[name] = catalog.filter { !skips($0.id.module, name) } }
             selective = plan
         }
 
@@ -128,7 +127,8 @@ struct RunPreparation: Sendable {
         if let plan = selective {
             // After the shards are cut, so that every CI job cuts the same shards whatever its history holds: a job
             // skips only what it has a full pass on record for, and never runs another job's part.
-            items.removeAll { plan.skips(module: $0.suite.module, destination: $0.destination) }
+            let skips = plan.skips
+            items.removeAll { skips($0.suite.module, $0.destination) }
             if plan.feedbackFirst { markFeedbackFirst(&items, plan: plan) }
         }
         if settings.isRepeating {
@@ -149,7 +149,6 @@ struct RunPreparation: Sendable {
                                 slots: slotCount, preparation: (clock.now - start).seconds)
         prepared.quarantine = quarantine.outcome
         prepared.selective = selective
-        if let notes = selective?.notes { prepared.warnings += notes }
         if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }
         // Of a run split across CI jobs, the first shard reports the tests the quarantine kept from running.
         if let shard = settings.shard, shard.index != 1 { prepared.quarantine.skipped = [] }
@@ -182,14 +181,16 @@ struct RunPreparation: Sendable {
     /// recently, start first.
     private func markFeedbackFirst(_ items: inout [WorkItem], plan: SelectivePlan) {
         var failed: [String: Set<SuiteID>] = [:]
-        if FileManager.default.fileExists(atPath: settings.historyPath), let (store, _) = try? HistoryStore.open(at: settings.historyPath) {
+        if FileManager.default.fileExists(atPath: settings.historyPath),
+           let (store, _) = try? HistoryStore.open(at: settings.historyPath) {
             for d in Set(items.map(\.destination)) {
                 failed[d] = (try? store.recentlyFailedClasses(destination: d, runs: Self.feedbackRuns)) ?? []
             }
         }
+        let likelyToFail = plan.likelyToFail
         for i in items.indices {
             let item = items[i]
-            if plan.likelyToFail(module: item.suite.module, destination: item.destination)
+            if likelyToFail(item.suite.module, item.destination)
                 || failed[item.destination]?.contains(item.suite) == true {
                 items[i].startsFirst = true
             }

@@ -20,12 +20,11 @@ struct SelectivePlan: Sendable {
     var hashSeconds = 0.0
     var files = 0
 
-    private var skippedKeys: Set<String> {
-        Set(decisions.filter(\.skipped).map { "\($0.destination)\u{0}\($0.module)" })
-    }
-
-    func skips(module: String, destination: String) -> Bool {
-        skippedKeys.contains("\(destination)\u{0}\(module)")
+    /// Whether the work of a module on a destination is skipped: one lookup per work item (a suite may have
+    /// 100,000 of them), in a set made once.
+    var skips: (_ module: String, _ destination: String) -> Bool {
+        let keys = Set(decisions.filter(\.skipped).map { "\($0.destination)\u{0}\($0.module)" })
+        return { module, destination in keys.contains("\(destination)\u{0}\(module)") }
     }
 
     /// True when every test target of every covered destination is skipped, and no destination is out of reach:
@@ -34,10 +33,10 @@ struct SelectivePlan: Sendable {
 
     /// Targets whose inputs changed since their last full pass, or whose last run failed: what `feedback_first`
     /// starts first.
-    func likelyToFail(module: String, destination: String) -> Bool {
-        decisions.contains {
-            $0.module == module && $0.destination == destination && !$0.skipped && [.changed, .lastFailed].contains($0.cause)
-        }
+    var likelyToFail: (_ module: String, _ destination: String) -> Bool {
+        let keys = Set(decisions.filter { !$0.skipped && [.changed, .lastFailed].contains($0.cause) }
+            .map { "\($0.destination)\u{0}\($0.module)" })
+        return { module, destination in keys.contains("\(destination)\u{0}\(module)") }
     }
 
     /// `always_run` over the classes found: a target holding a matching class runs after all.
@@ -87,17 +86,22 @@ struct SelectivePlan: Sendable {
         }
         guard !covered.isEmpty else { return plan }
         let package = URL(fileURLWithPath: settings.packagePath).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: package + "/Package.swift") else {
+            throw FanoutError("no Swift package at \(package) (no Package.swift there)",
+                              hint: "Point --package at the folder with Package.swift; selective testing hashes its targets.")
+        }
         guard let swift = ProductBuilder.findSwift() else {
             throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain or use --bundle PATH.",
                               exitCode: .infrastructure)
         }
         progress(.phase("selective: reading the targets of \(package) and hashing their inputs"))
-        async let commit = Self.output(Command(executable: "/usr/bin/env", arguments: ["git", "-C", package, "rev-parse", "HEAD"]))
+        async let commit = Self.output(Command(executable: "/usr/bin/env",
+                                               arguments: ["git", "-C", package, "rev-parse", "HEAD"]))
         var cache = SelectiveCache(historyPath: settings.historyPath)
         let version = await cache.toolchain(swift) { await Self.output(Command(executable: swift, arguments: ["--version"])) }
         guard let version, !version.isEmpty else {
-            throw FanoutError("selective testing could not read `swift --version`", hint: "Check the toolchain, or run without --selective.",
-                              exitCode: .infrastructure)
+            throw FanoutError("selective testing could not read `swift --version`",
+                              hint: "Check the toolchain, or run without --selective.", exitCode: .infrastructure)
         }
         let json = try await cache.graph(package: package, toolchain: version) { () async throws(FanoutError) -> Data in
             try await PackageGraph.describeJSON(package: package, swift: swift)
