@@ -15,15 +15,7 @@ public struct ProductBuilder: Sendable {
     /// The product to test: the given `--bundle`, or the result of building the package.
     public func product(progress: ProgressHandler) async throws(FanoutError) -> TestProduct {
         if let bundle = settings.bundlePath { return try Self.checkBundle(bundle) }
-        let package = URL(fileURLWithPath: settings.packagePath).standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: package + "/Package.swift") else {
-            throw FanoutError("no Swift package at \(package) (no Package.swift there)",
-                              hint: "Point --package at the folder with Package.swift, or give a built product with --bundle PATH.")
-        }
-        guard let swift = Self.findSwift() else {
-            throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain or use --bundle PATH.",
-                              exitCode: .infrastructure)
-        }
+        let (package, swift) = try Self.packageAndSwift(settings.packagePath)
         var args = ["build", "--build-tests", "--package-path", package, "-c", settings.configuration]
         if let scratch = settings.scratchPath { args += ["--scratch-path", scratch] }
         args += settings.buildFlags
@@ -101,6 +93,20 @@ public struct ProductBuilder: Sendable {
             throw FanoutError("\(path) refers to \(folder), which is not in \(product.directory)", hint: hint)
         }
         return TestProduct(binary: binary, members: file.folders)
+    }
+
+    /// The package's absolute folder, which must hold a Package.swift, and the `swift` command on PATH.
+    static func packageAndSwift(_ path: String) throws(FanoutError) -> (package: String, swift: String) {
+        let package = URL(fileURLWithPath: path).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: package + "/Package.swift") else {
+            throw FanoutError("no Swift package at \(package) (no Package.swift there)",
+                              hint: "Point --package at the folder with Package.swift, or give a built product with --bundle PATH.")
+        }
+        guard let swift = findSwift() else {
+            throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain or use --bundle PATH.",
+                              exitCode: .infrastructure)
+        }
+        return (package, swift)
     }
 
     static func findSwift() -> String? {

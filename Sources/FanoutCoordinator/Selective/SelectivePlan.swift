@@ -85,15 +85,7 @@ struct SelectivePlan: Sendable {
             }
         }
         guard !covered.isEmpty else { return plan }
-        let package = URL(fileURLWithPath: settings.packagePath).standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: package + "/Package.swift") else {
-            throw FanoutError("no Swift package at \(package) (no Package.swift there)",
-                              hint: "Point --package at the folder with Package.swift; selective testing hashes its targets.")
-        }
-        guard let swift = ProductBuilder.findSwift() else {
-            throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain or use --bundle PATH.",
-                              exitCode: .infrastructure)
-        }
+        let (package, swift) = try ProductBuilder.packageAndSwift(settings.packagePath)
         progress(.phase("selective: reading the targets of \(package) and hashing their inputs"))
         async let commit = Self.output(Command(executable: "/usr/bin/env",
                                                arguments: ["git", "-C", package, "rev-parse", "HEAD"]))
