@@ -250,4 +250,39 @@ static inline void fanout_quickack(int fd) {
 #endif
 }
 
+/// A connected pair of non-blocking, close-on-exec stream sockets that never raise SIGPIPE: the two ends of a
+/// ProxyJump tunnel. One end is the socket of the session to the agent behind the bastion; the I/O thread of the
+/// bastion's connection pumps the other end into a direct-tcpip channel. Returns 0, or -1 with errno set.
+static inline int fanout_stream_socketpair(int fds[2]) {
+    fds[0] = fds[1] = -1;
+#if defined(SOCK_NONBLOCK) && defined(SOCK_CLOEXEC)
+    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds);
+#else
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return -1;
+    for (int i = 0; i < 2; i++) {
+        int flags = fcntl(fds[i], F_GETFL);
+        if (fcntl(fds[i], F_SETFD, FD_CLOEXEC) != 0 || flags < 0 || fcntl(fds[i], F_SETFL, flags | O_NONBLOCK) != 0
+            || fanout_forbid_sigpipe(fds[i]) != 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            fds[0] = fds[1] = -1;
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+#endif
+}
+
+/// libssh2_channel_direct_tcpip(): a channel to host:port opened by the server (what `ssh -W` and ProxyJump use).
+static inline LIBSSH2_CHANNEL *fanout_channel_direct_tcpip(LIBSSH2_SESSION *session, const char *host, int port) {
+    return libssh2_channel_direct_tcpip_ex(session, host, port, "127.0.0.1", 22);
+}
+
+/// libssh2_channel_write()
+static inline ssize_t fanout_channel_write(LIBSSH2_CHANNEL *channel, const void *buffer, size_t length) {
+    return libssh2_channel_write_ex(channel, 0, (const char *)buffer, length);
+}
+
 #endif

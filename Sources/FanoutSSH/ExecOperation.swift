@@ -80,19 +80,15 @@ final class ExecOperation {
         var progressed = false
         while true {
             switch state {
-            case .queued:
-                guard context.acquireOpener(id) else { return progressed }
-                state = .opening
-
-            case .opening:
-                switch context.open(session, as: id, { fanout_channel_open_session(session) }) {
+            case .queued, .opening:
+                switch context.advanceOpen(session, as: id, { fanout_channel_open_session(session) }) {
                 case .pending:
+                    if case .queued = state, context.holdsOpener(id) { state = .opening }
                     return progressed
-                case .failed(let code):
-                    if context.noteIfConnectionError(code) { return true }
-                    finishSink(with: .failed(.channelFailed(
-                        context.endpoint, command: command,
-                        reason: context.lastErrorMessage(fallback: "channel open failed"))))
+                case .connectionLost:
+                    return true
+                case .refused(let reason):
+                    finishSink(with: .failed(.channelFailed(context.endpoint, command: command, reason: reason)))
                     state = .finished
                     return true
                 case .opened(let ch):
@@ -130,10 +126,12 @@ final class ExecOperation {
                 state = .closing(ch)
 
             case let .closing(ch):
-                let rc = libssh2_channel_close(ch)
-                if rc == LIBSSH2_ERROR_EAGAIN { return progressed }
+                switch context.advanceClose(ch) {
+                case .pending: return progressed
+                case .connectionLost: return true
+                case .done: break
+                }
                 progressed = true
-                if rc != 0, context.noteIfConnectionError(rc) { return true }
                 if !sinkFinished {
                     let status = libssh2_channel_get_exit_status(ch)
                     finishSink(with: .exited(status: status, signal: exitSignal(ch, session)))
@@ -141,8 +139,7 @@ final class ExecOperation {
                 state = .freeing(ch)
 
             case let .freeing(ch):
-                let rc = libssh2_channel_free(ch)
-                if rc == LIBSSH2_ERROR_EAGAIN { return progressed }
+                guard context.advanceFree(ch) else { return progressed }
                 state = .finished
                 return true
 

@@ -6,6 +6,10 @@ enum LoopRequest: Sendable {
     case exec(id: UInt64, command: String, timeout: Double?, sink: AsyncStream<SSHExecEvent>.Continuation)
     /// The consumer of an exec stream went away: close that channel.
     case cancelExec(id: UInt64)
+    /// Open a direct-tcpip channel to host:port and pump it to `fd` (one end of a socket pair), for a connection
+    /// through this one (ProxyJump). Answered once the channel is open or has failed.
+    case tunnel(id: UInt64, host: String, port: Int, fd: Int32, timeout: Double,
+                reply: CheckedContinuation<Result<Void, SSHError>, Never>)
     case sftp(SFTPRequest, reply: CheckedContinuation<Result<SFTPReply, SSHError>, Never>)
     /// Close the connection; resumed when the thread has let go of everything. nil: fire and forget.
     case close(reply: CheckedContinuation<Void, Never>?)

@@ -1,3 +1,10 @@
+import CLibSSH2
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One authenticated SSH connection to an agent, driven by its own I/O thread (see `SessionLoop`).
 ///
 /// Every method may be called from any task; none blocks a thread of Swift's cooperative pool. Several commands can
@@ -53,6 +60,54 @@ public final class SSHConnection: Sendable {
         }
         return SSHConnection(endpoint: endpoint, info: try result.get(), mailbox: mailbox)
     }
+
+    /// Connects to `endpoint` THROUGH `bastion` (one ProxyJump hop): the bastion's server opens a direct-tcpip
+    /// channel to `endpoint.host:endpoint.port` (the host as the bastion resolves it), and this session runs over it.
+    /// The host key of `endpoint` is checked exactly as for a direct connection. One bastion connection carries any
+    /// number of sessions; when it ends, every session behind it is lost. Chains (`a,b`): connect to `b` through
+    /// `a`, then to the target through `b`.
+    public static func connect(
+        to endpoint: SSHEndpoint, via bastion: SSHConnection, authentication: SSHAuthentication, options: SSHOptions
+    ) async throws(SSHError) -> SSHConnection {
+        let socket = try await bastion.openTunnel(to: endpoint.host, port: endpoint.port,
+                                                  timeout: options.connectTimeout)
+        let mailbox = LoopMailbox()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (reply: CheckedContinuation<Result<ConnectInfo, SSHError>, Never>) in
+                SessionLoop.start(endpoint: endpoint, authentication: authentication, options: options,
+                                  mailbox: mailbox, socket: socket, reply: reply)
+            }
+        } onCancel: {
+            mailbox.cancelConnect()
+        }
+        return SSHConnection(endpoint: endpoint, info: try result.get(), mailbox: mailbox)
+    }
+
+    /// A socket connected, through this connection's server, to host:port. The caller owns it (a session's socket).
+    func openTunnel(to host: String, port: Int, timeout: Double) async throws(SSHError) -> Int32 {
+        var pair: [Int32] = [-1, -1]
+        guard fanout_stream_socketpair(&pair) == 0 else {
+            throw .libssh2(endpoint, operation: "socketpair for a tunnel", code: errno,
+                           message: LocalFiles.errorText(errno))
+        }
+        let mailbox = self.mailbox
+        let endpoint = self.endpoint
+        let (ours, theirs) = (pair[0], pair[1])
+        let result = await withCheckedContinuation { (reply: CheckedContinuation<Result<Void, SSHError>, Never>) in
+            let request = LoopRequest.tunnel(id: mailbox.nextID(), host: host, port: port, fd: theirs,
+                                             timeout: timeout, reply: reply)
+            if !mailbox.post(request) {
+                closeSocketDescriptor(theirs)
+                reply.resume(returning: .failure(mailbox.endError(default: .connectionClosed(endpoint))))
+            }
+        }
+        if case .failure(let error) = result {
+            closeSocketDescriptor(ours)
+            throw error
+        }
+        return ours
+    }
+
 
     /// False once the connection was lost or closed.
     public var isAlive: Bool { mailbox.isAlive }
@@ -171,4 +226,9 @@ public final class SSHConnection: Sendable {
             if !mailbox.post(.close(reply: reply)) { reply.resume() }
         }
     }
+}
+
+/// close(2), out of reach of `SSHConnection.close()`'s name.
+func closeSocketDescriptor(_ fd: Int32) {
+    _ = close(fd)
 }

@@ -1,3 +1,5 @@
+import CLibSSH2
+
 /// Where an agent's sshd listens and as whom we log in.
 public struct SSHEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var host: String
@@ -23,6 +25,8 @@ public enum SSHAuthentication: Sendable {
     case agent(socketPath: String?)
     /// An OpenSSH-format private key file (ed25519 or ECDSA). The passphrase is never logged or shown.
     case keyFile(path: String, passphrase: String?)
+    /// An OpenSSH user certificate (`KEY-cert.pub`, signed by a CA the server trusts) with its private key.
+    case certificate(keyPath: String, certificatePath: String, passphrase: String?)
 }
 
 /// What to do with a host whose key known_hosts does not hold yet. A key that CHANGED is refused under every policy.
@@ -61,5 +65,22 @@ public struct SSHOptions: Sendable {
         self.connectTimeout = connectTimeout
         self.keepaliveInterval = keepaliveInterval
         self.deadPeerTimeout = deadPeerTimeout
+    }
+}
+
+/// The libssh2 this process runs with.
+public enum LibSSH2Version {
+    /// As libssh2 reports it, e.g. "1.10.0".
+    public static var text: String {
+        guard let raw = libssh2_version(0) else { return "unknown" }
+        return String(cString: raw)
+    }
+
+    /// OpenSSH user certificates (`*-cert-v01@openssh.com`): libssh2 1.10 offers them but cannot sign with them
+    /// (the server accepts the certificate, then libssh2's signing callback fails); 1.11 added them.
+    public static var supportsCertificates: Bool {
+        let parts = text.split(separator: ".").compactMap { Int($0) }
+        guard parts.count >= 2 else { return false }
+        return parts[0] > 1 || (parts[0] == 1 && parts[1] >= 11)
     }
 }

@@ -5,6 +5,8 @@ public enum SSHError: Error, Sendable, Equatable, CustomStringConvertible {
     case resolveFailed(SSHEndpoint, reason: String)
     /// The TCP connection was refused or failed (nothing listens, host unreachable, ...).
     case connectFailed(SSHEndpoint, reason: String)
+    /// A bastion (ProxyJump hop) could not open a connection onward to `target` (host:port as the bastion sees it).
+    case tunnelFailed(via: SSHEndpoint, target: String, reason: String)
     /// The TCP connect or the SSH setup did not finish within `connectTimeout`.
     case connectTimedOut(SSHEndpoint, phase: String, seconds: Double)
     /// The SSH handshake (banner, key exchange) failed.
@@ -54,6 +56,10 @@ public enum SSHError: Error, Sendable, Equatable, CustomStringConvertible {
             return "cannot connect to \(endpoint.host):\(endpoint.port) (for \(endpoint)): \(reason). "
                 + "Check that the agent's sshd is running and listens on port \(endpoint.port) "
                 + "(e.g. `ss -ltn` on the agent), and that no firewall blocks it."
+        case let .tunnelFailed(via, target, reason):
+            return "the bastion \(via) could not open a connection to \(target): \(reason). Check that the target's "
+                + "HostName and Port are right as the bastion sees them, that its sshd is up, and that the bastion's "
+                + "sshd allows forwarding (AllowTcpForwarding)"
         case let .connectTimedOut(endpoint, phase, seconds):
             return "\(phase) to \(endpoint) did not finish within \(formatSeconds(seconds)). "
                 + "The host may be down, unreachable or overloaded; check it with `ssh -p \(endpoint.port) "

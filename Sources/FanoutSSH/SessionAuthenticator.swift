@@ -15,14 +15,28 @@ struct SessionAuthenticator {
         switch authentication {
         case let .keyFile(path, passphrase):
             try authenticateWithKeyFile(session, path: path, passphrase: passphrase)
+        case let .certificate(keyPath, certificatePath, passphrase):
+            try authenticateWithKeyFile(session, path: keyPath, passphrase: passphrase, certificate: certificatePath)
         case let .agent(socketPath):
             try authenticateWithAgent(session, socketPath: socketPath)
         }
     }
 
+    /// With `certificate`, the certificate is offered as the public key (its type, e.g.
+    /// ssh-ed25519-cert-v01@openssh.com, names the key type it signs with) and the key signs.
     private func authenticateWithKeyFile(
-        _ session: OpaquePointer, path: String, passphrase: String?
+        _ session: OpaquePointer, path: String, passphrase: String?, certificate: String? = nil
     ) throws(SSHError) {
+        if let certificate, !LibSSH2Version.supportsCertificates {
+            throw .authenticationFailed(endpoint, method: "certificate \(certificate)",
+                                        reason: "libssh2 \(LibSSH2Version.text), which Fanout runs with here, cannot "
+                                            + "sign with OpenSSH certificates (libssh2 1.11 or later can). Install a "
+                                            + "newer libssh2, or let the agent accept the key itself (authorized_keys)")
+        }
+        if let certificate, !FileManager.default.isReadableFile(atPath: certificate) {
+            throw .keyFileUnusable(path: certificate, reason: "the certificate cannot be read. Check the path "
+                + "(CertificateFile, or KEY-cert.pub beside the key) and its permissions.")
+        }
         let info: PrivateKeyInfo
         switch PrivateKeyInfo.inspect(path: path) {
         case .failure(.unreadable(let reason)):
@@ -36,7 +50,7 @@ struct SessionAuthenticator {
         }
         let user = endpoint.user
         let rc = try waiter.retry("authentication") {
-            libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), nil, path, passphrase)
+            libssh2_userauth_publickey_fromfile_ex(session, user, UInt32(user.utf8.count), certificate, path, passphrase)
         }
         if rc == 0 { return }
         if let reason = context.connectionErrorReason(rc) {
@@ -49,6 +63,13 @@ struct SessionAuthenticator {
                 : "libssh2 1.10 cannot read it (\(message)). Use an OpenSSH-format ed25519 or ECDSA key "
                     + "(`ssh-keygen -t ed25519`)."
             throw .keyFileUnusable(path: path, reason: reason)
+        }
+        if let certificate {
+            throw .authenticationFailed(endpoint, method: "certificate \(certificate) with key \(path)",
+                                        reason: "the server refused it (\(message)). Check that its sshd trusts the "
+                                            + "certificate's CA (TrustedUserCAKeys), that the certificate names "
+                                            + "\(user) as a principal and has not expired (ssh-keygen -L -f "
+                                            + "\(certificate))")
         }
         if info.isRSA {
             throw .rsaKeyRefused(endpoint, keyDescription: "\(path) (ssh-rsa)")

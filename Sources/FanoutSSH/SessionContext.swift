@@ -44,6 +44,8 @@ final class SessionContext {
         return opener == id
     }
 
+    func holdsOpener(_ id: UInt64) -> Bool { opener == id }
+
     func releaseOpener(_ id: UInt64) {
         if opener == id { opener = nil }
     }
@@ -68,6 +70,49 @@ final class SessionContext {
         if code == LIBSSH2_ERROR_EAGAIN { return .pending }
         releaseOpener(id)
         return .failed(code)
+    }
+
+    enum ChannelOpenStep {
+        /// Waiting for the channel-open slot, or for the server.
+        case pending
+        case opened(OpaquePointer)
+        /// The server refused (the reason as libssh2 has it).
+        case refused(String)
+        /// The connection itself failed (noted: the loop fails everything).
+        case connectionLost
+    }
+
+    /// One step of a channel's open by the exec or tunnel `id`: takes the session's channel-open slot when it is
+    /// free, then calls `call` until the open completes.
+    func advanceOpen(_ session: OpaquePointer, as id: UInt64, _ call: () -> OpaquePointer?) -> ChannelOpenStep {
+        guard acquireOpener(id) else { return .pending }
+        switch open(session, as: id, call) {
+        case .pending: return .pending
+        case .opened(let channel): return .opened(channel)
+        case .failed(let code):
+            return noteIfConnectionError(code) ? .connectionLost
+                : .refused(lastErrorMessage(fallback: "channel open failed"))
+        }
+    }
+
+    enum ChannelEndStep {
+        case pending
+        case done
+        case connectionLost
+    }
+
+    /// One step of closing a channel: EAGAIN until the server's CLOSE arrives (sshd sends it once what ran on the
+    /// channel has ended).
+    func advanceClose(_ channel: OpaquePointer) -> ChannelEndStep {
+        let rc = libssh2_channel_close(channel)
+        if rc == LIBSSH2_ERROR_EAGAIN { return .pending }
+        if rc != 0, noteIfConnectionError(rc) { return .connectionLost }
+        return .done
+    }
+
+    /// One step of freeing a closed channel; true once freed.
+    func advanceFree(_ channel: OpaquePointer) -> Bool {
+        libssh2_channel_free(channel) != LIBSSH2_ERROR_EAGAIN
     }
 
     func lastErrorMessage(fallback: String) -> String {

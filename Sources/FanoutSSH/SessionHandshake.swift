@@ -17,6 +17,8 @@ struct SessionHandshake {
     let authentication: SSHAuthentication
     let options: SSHOptions
     let mailbox: LoopMailbox
+    /// Already connected (a tunnel through a bastion): no TCP connect.
+    var socket: Int32? = nil
 
     private var endpoint: SSHEndpoint { context.endpoint }
 
@@ -31,10 +33,15 @@ struct SessionHandshake {
                            message: LocalFiles.errorText(code))
         }
         let start = monotonicNanos()
-        let fd = try TCPConnector.connect(endpoint: endpoint, timeout: options.connectTimeout,
+        let fd: Int32
+        if let socket {
+            fd = socket
+        } else {
+            fd = try TCPConnector.connect(endpoint: endpoint, timeout: options.connectTimeout,
                                           userTimeout: options.deadPeerTimeout, cancelled: { [mailbox] in
-            mailbox.connectCancelled
-        })
+                mailbox.connectCancelled
+            })
+        }
         context.fd = fd
         let connected = monotonicNanos()
         let io = SocketIO(fd: fd)

@@ -22,6 +22,7 @@ final class SessionLoop {
     /// Exists once set-up has opened the session's first channel.
     private var internalChannel: InternalChannel?
     private var execs: [ExecOperation] = []
+    private var tunnels: [TunnelOperation] = []
     private let sftp = SFTPSubsystem()
 
     private var closeReplies: [CheckedContinuation<Void, Never>] = []
@@ -29,8 +30,13 @@ final class SessionLoop {
     private var nextKeepalive = Deadline(nanos: 0)
     private var hangupSeen = false
 
-    private init(endpoint: SSHEndpoint, authentication: SSHAuthentication, options: SSHOptions, mailbox: LoopMailbox) {
+    /// A connected socket to use instead of a TCP connect (the session runs through a bastion's tunnel).
+    private let socket: Int32?
+
+    private init(endpoint: SSHEndpoint, authentication: SSHAuthentication, options: SSHOptions, mailbox: LoopMailbox,
+                 socket: Int32?) {
         context = SessionContext(endpoint: endpoint)
+        self.socket = socket
         self.authentication = authentication
         var options = options
         // Keepalives must come often enough that a live server is never silent for deadPeerTimeout: libssh2 sends
@@ -48,10 +54,11 @@ final class SessionLoop {
     /// Starts the I/O thread; `reply` is resumed once the connection is ready or has failed.
     static func start(
         endpoint: SSHEndpoint, authentication: SSHAuthentication, options: SSHOptions, mailbox: LoopMailbox,
-        reply: CheckedContinuation<Result<ConnectInfo, SSHError>, Never>
+        socket: Int32? = nil, reply: CheckedContinuation<Result<ConnectInfo, SSHError>, Never>
     ) {
         let thread = Thread {
-            let loop = SessionLoop(endpoint: endpoint, authentication: authentication, options: options, mailbox: mailbox)
+            let loop = SessionLoop(endpoint: endpoint, authentication: authentication, options: options, mailbox: mailbox,
+                                   socket: socket)
             loop.run(reply: reply)
         }
         thread.name = "fanout-ssh \(endpoint)"
@@ -62,7 +69,7 @@ final class SessionLoop {
         let info: ConnectInfo
         do {
             let handshake = SessionHandshake(context: context, authentication: authentication, options: options,
-                                             mailbox: mailbox)
+                                             mailbox: mailbox, socket: socket)
             let established = try handshake.run()
             internalChannel = InternalChannel(open: established.internalChannel)
             info = established.info
@@ -128,7 +135,11 @@ final class SessionLoop {
             fds[0].events = Int16(POLLIN) | FANOUT_POLLRDHUP | (io.hasPendingOutput ? Int16(POLLOUT) : 0)
             fds[0].revents = 0
             fds[1].revents = 0
-            _ = poll(&fds, 2, timeoutMs)
+            fds.removeSubrange(2...)
+            for tunnel in tunnels where tunnel.pollEvents != 0 {
+                fds.append(pollfd(fd: tunnel.fd, events: tunnel.pollEvents, revents: 0))
+            }
+            _ = poll(&fds, nfds_t(fds.count), timeoutMs)
             if fds[1].revents != 0 { mailbox.drainWake() }
             if fds[0].revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0 {
                 // Let one more pass read what the server sent before it went away (exit statuses), then give up.
@@ -157,6 +168,7 @@ final class SessionLoop {
         for op in execs where !op.sinkFinished {
             if let deadline = op.deadline { due.append(deadline) }
         }
+        for tunnel in tunnels where tunnel.isOpening { due.append(tunnel.deadline) }
         if let idle = sftp.idleShutdownDue { due.append(idle) }
         return due.min()?.pollMilliseconds(now: now, atMost: 1000) ?? 1000
     }
@@ -172,6 +184,8 @@ final class SessionLoop {
         switch request {
         case let .exec(id, command, timeout, sink):
             execs.append(ExecOperation(id: id, command: command, timeout: timeout, sink: sink))
+        case let .tunnel(id, host, port, fd, timeout, reply):
+            tunnels.append(TunnelOperation(id: id, host: host, port: port, fd: fd, timeout: timeout, reply: reply))
         case let .cancelExec(id):
             execs.first { $0.id == id }?.abandon(with: nil)
         case let .sftp(request, reply):
@@ -189,6 +203,11 @@ final class SessionLoop {
             if context.fatalReason != nil { return true }
         }
         execs.removeAll { $0.isFinished }
+        for tunnel in tunnels {
+            if tunnel.step(context) { progressed = true }
+            if context.fatalReason != nil { return true }
+        }
+        tunnels.removeAll { $0.isFinished }
         if sftp.step(context) { progressed = true }
         return progressed
     }
@@ -197,6 +216,9 @@ final class SessionLoop {
         for op in execs where !op.sinkFinished {
             guard let deadline = op.deadline, deadline.hasPassed(now: now) else { continue }
             op.abandon(with: .failed(.commandTimedOut(endpoint, command: op.command, seconds: op.timeoutSeconds ?? 0)))
+        }
+        for tunnel in tunnels where tunnel.isOpening && tunnel.deadline.hasPassed(now: now) {
+            tunnel.expire(context)
         }
     }
 
@@ -208,6 +230,12 @@ final class SessionLoop {
         mailbox.setAlive(false)
         let reported = failure ?? .connectionClosed(endpoint)
         for op in execs { op.detach(with: .failed(reported)) }
+        // Every session behind this one (ProxyJump) loses its server now.
+        var tunnelChannels: [OpaquePointer] = []
+        for tunnel in tunnels {
+            if let channel = tunnel.channel { tunnelChannels.append(channel) }
+            tunnel.detach(with: reported)
+        }
         sftp.failAll(reported)
 
         let fd = context.fd
@@ -228,10 +256,12 @@ final class SessionLoop {
             for op in execs {
                 if let channel = op.channel { repeatWhileAgain { libssh2_channel_free(channel) } }
             }
+            for channel in tunnelChannels { repeatWhileAgain { libssh2_channel_free(channel) } }
             internalChannel?.release()
             repeatWhileAgain { libssh2_session_free(session) }
         }
         execs.removeAll()
+        tunnels.removeAll()
         internalChannel = nil
         context.session = nil
         if fd >= 0 {
@@ -245,6 +275,9 @@ final class SessionLoop {
                 sink.finish()
             case .cancelExec:
                 break
+            case let .tunnel(_, _, _, fd, _, reply):
+                close(fd)
+                reply.resume(returning: .failure(reported))
             case let .sftp(_, reply):
                 reply.resume(returning: .failure(reported))
             case let .close(reply):
