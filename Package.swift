@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",
-            "FanoutTestSupport",
+            "FanoutSSH", "FanoutTestSupport",
             .product(name: "Yams", package: "Yams"), // reads config/ci/github-actions.yml to run its steps
         ], swiftSettings: strict),
     ]

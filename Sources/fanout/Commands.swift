@@ -350,6 +350,9 @@ struct AgentsCommand: AsyncParsableCommand {
             }
             let (table, rows) = await AgentsCheck.run(settings: settings, latencyRuns: latency)
             print(table.rendered())
+            for row in rows where !row.route.isEmpty {
+                print(TextSanitizer.terminalSafe("\n\(row.agent) " + row.route.joined(separator: "\n")))
+            }
             for row in rows where row.problem != nil {
                 print(TextSanitizer.terminalSafe("\n\(row.agent) (\(row.address)): \(row.problem ?? "")"))
             }

@@ -30,6 +30,26 @@ import Testing
         #expect(s.destination.name == "ci" && s.destination.environment["TOKEN"] == "s3-x")
     }
 
+    @Test func agentsNamedByAliasWithBastions() throws {
+        var s = RunSettings()
+        try ConfigFile.parse("""
+            ssh_config: ~/work/ssh_config
+            known_hosts: /k
+            ssh: { connect_timeout: 3 }
+            agents:
+              - { host: build-1, workdir: /w }
+              - { host: 10.0.0.2, port: 2200, user: ci, proxy_jump: "jump@b1:2222,b2", workdir: /w }
+            """, file: "f.yml", into: &s)
+        #expect(s.ssh.sshConfig == "~/work/ssh_config")
+        #expect(s.ssh.explicit == ["known_hosts", "connect_timeout"], "what fanout.yml set wins over the ssh config")
+        #expect(s.agents[0].user == nil && s.agents[0].port == nil && s.agents[0].proxyJump == nil)
+        #expect(s.agents[1].port == 2200 && s.agents[1].user == "ci" && s.agents[1].proxyJump == "jump@b1:2222,b2")
+        var bad = RunSettings()
+        #expect(throws: FanoutError.self) {
+            try ConfigFile.parse("agents:\n  - { host: a, port: 70000, workdir: /w }\n", file: "f.yml", into: &bad)
+        }
+    }
+
     @Test func selectiveSettingsApply() throws {
         var s = RunSettings()
         try ConfigFile.parse("selective: true\n", file: "f.yml", into: &s)

@@ -86,7 +86,7 @@ actor IntegrationFleet {
     /// Processes of the agent user that belong to this fleet, as seen ON the agent (over SSH).
     static func processesOnAgent(_ spec: SSHAgentSpec, settings: SSHSettings) async throws -> [String] {
         // Our own ps and grep would match themselves: filter them out by their pid's parent (this shell).
-        let out = try await shell(on: spec, settings: settings, "ps -u \(spec.user) -o pid=,ppid=,args= | awk -v me=$$ '$2 != me && $1 != me' | grep -F -- \(ShellQuote.quote(spec.workdir)) || true")
+        let out = try await shell(on: spec, settings: settings, "ps -u \(spec.user ?? "") -o pid=,ppid=,args= | awk -v me=$$ '$2 != me && $1 != me' | grep -F -- \(ShellQuote.quote(spec.workdir)) || true")
         return out.split(separator: "\n").map(String.init)
     }
 

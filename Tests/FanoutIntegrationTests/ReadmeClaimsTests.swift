@@ -145,7 +145,7 @@ struct ListTable {
         }
         for spec in settings.agents {
             let row = out.split(separator: "\n").first { $0.hasPrefix(spec.name + " ") }.map(String.init) ?? ""
-            #expect(row.contains("\(spec.user)@\(spec.host):\(spec.port)"), "\(spec.name): \(out)")
+            #expect(row.contains("\(spec.user ?? "")@\(spec.host):\(spec.port ?? 22)"), "\(spec.name): \(out)")
             #expect(row.contains("ok ("), "connected: \(row)")
             #expect(row.contains("Swift 6"), "its toolchain: \(row)")
             #expect(row.contains("iB"), "its free disk: \(row)")
@@ -156,7 +156,7 @@ struct ListTable {
         // One agent of each kind of trouble beside the good ones: each its own row and reason, and exit 3.
         let dir = try TempDir()
         let good = settings.agents[0]
-        func agent(_ name: String, host: String = good.host, port: Int = good.port, user: String = good.user,
+        func agent(_ name: String, host: String = good.host, port: Int = good.port ?? 22, user: String = good.user ?? "",
                    extra: String = "") -> String {
             "  - { name: \(name), host: \(host), port: \(port), user: \(user), identity: \(good.identity ?? ""), slots: 2, "
                 + "workdir: \(good.workdir)\(extra) }\n"
@@ -185,7 +185,7 @@ struct ListTable {
         #expect(line(good.name + " ", in: strictOut).hasSuffix("UNUSABLE"), "\(strictOut)")
         #expect(line(good.name + " (", in: strictOut).contains("is unknown"), "\(strictOut)")
         #expect(line(good.name + " (", in: strictOut).contains("SHA256:"), "the refusal gives the fingerprint: \(strictOut)")
-        #expect(strictOut.contains("\n[\(good.host)]:\(good.port) ssh-ed25519 "), "and the known_hosts line to add: \(strictOut)")
+        #expect(strictOut.contains("\n[\(good.host)]:\(good.port ?? 22) ssh-ed25519 "), "and the known_hosts line to add: \(strictOut)")
     }
 
     /// "--keep-remote: leave each run's folder on the agents (its processes are stopped anyway)"; without it the

@@ -3,9 +3,14 @@ import FanoutSSH
 /// One remote agent as the config describes it.
 public struct SSHAgentSpec: Sendable, Hashable {
     public var name: String
+    /// A host name, an address, or a Host alias of the user's OpenSSH client config (see `OpenSSHResolver`).
     public var host: String
-    public var port: Int
-    public var user: String
+    /// nil: the ssh config's Port, else 22.
+    public var port: Int?
+    /// nil: the ssh config's User, else the local user (as OpenSSH does).
+    public var user: String?
+    /// ProxyJump hops, `[user@]host[:port]` separated by commas (nil: the ssh config's ProxyJump, if any).
+    public var proxyJump: String?
     /// A private key file (ed25519 or ECDSA, OpenSSH format); nil means ssh-agent (SSH_AUTH_SOCK).
     public var identity: String?
     /// The name of an environment variable that holds the key's passphrase (the passphrase itself is never stored).
@@ -20,13 +25,15 @@ public struct SSHAgentSpec: Sendable, Hashable {
     /// The destinations this agent serves, by name (nil: every destination whose required tags it has).
     public var destinations: [String]?
 
-    public init(name: String, host: String, port: Int = 22, user: String, identity: String? = nil,
+    public init(name: String, host: String, port: Int? = nil, user: String? = nil, proxyJump: String? = nil,
+                identity: String? = nil,
                 passphraseEnvironment: String? = nil, slots: Int = 2, workdir: String, swift: String? = nil,
                 tags: [String] = [], destinations: [String]? = nil) {
         self.name = name
         self.host = host
         self.port = port
         self.user = user
+        self.proxyJump = proxyJump
         self.identity = identity
         self.passphraseEnvironment = passphraseEnvironment
         self.slots = slots
@@ -43,6 +50,11 @@ public typealias HostKeyPolicy = FanoutSSH.HostKeyPolicy
 /// SSH settings shared by all agents.
 public struct SSHSettings: Sendable, Hashable {
     public var knownHosts: String
+    /// The OpenSSH client config to resolve agents' host aliases with (`ssh_config:`); nil: OpenSSH's own choice.
+    public var sshConfig: String?
+    /// The settings fanout.yml set itself (`known_hosts`, `connect_timeout`, `keepalive`): they win over the ssh
+    /// config's UserKnownHostsFile, ConnectTimeout and ServerAliveInterval.
+    public var explicit: Set<String> = []
     /// `.strict` (default: an unknown host is refused) or `.acceptNew` (record a new host's key). A changed key is
     /// always refused.
     public var hostKeyPolicy: HostKeyPolicy

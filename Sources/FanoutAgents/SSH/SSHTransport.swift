@@ -24,6 +24,9 @@ public final class SSHTransport: Transport {
     private let state = Mutex(State())
 
     private struct State {
+        var route: SSHRoute?
+        /// The route's bastion connections count this agent as a user (released at shutdown).
+        var acquired = false
         var connection: SSHConnection?
         var connecting: Task<SSHConnection, any Error>?
         var layout: RemoteLayout?
@@ -75,17 +78,41 @@ public final class SSHTransport: Transport {
 
     // MARK: - Connection
 
-    public var endpoint: SSHEndpoint { SSHEndpoint(host: spec.host, port: spec.port, user: spec.user) }
+    /// Where the agent is, once its route is resolved (before: `host:` as written).
+    public var endpoint: SSHEndpoint {
+        state.withLock { $0.route?.target.endpoint }
+            ?? SSHEndpoint(host: spec.host, port: spec.port ?? 22, user: spec.user ?? "")
+    }
 
-    /// Connects and authenticates once; later calls share the same connection.
+    /// The agent's route, resolved once through OpenSSH's client config (`OpenSSHResolver`).
+    public func route() throws -> SSHRoute {
+        if let route = state.withLock({ $0.route }) { return route }
+        let route = try OpenSSHResolver(settings: settings).resolve(spec, settings: settings)
+        state.withLock { $0.route = route }
+        return route
+    }
+
+    /// Connects and authenticates once (through the route's bastions, whose connections agents share); later calls
+    /// share the same connection. A failure names the agent, its route and the hop that failed.
     public func connection() async throws -> SSHConnection {
+        let route = try self.route()
         let task: Task<SSHConnection, any Error> = state.withLock { s in
             if let c = s.connection { return Task { c } }
             if let t = s.connecting { return t }
-            let t = Task { [spec, settings] in
-                try await SSHConnection.connect(to: SSHEndpoint(host: spec.host, port: spec.port, user: spec.user),
-                                                authentication: try Self.authentication(spec),
-                                                options: Self.options(settings))
+            if !s.acquired {
+                BastionPool.shared.acquire(route.jumps)
+                s.acquired = true
+            }
+            let t = Task { [settings] in
+                do {
+                    let via = route.jumps.isEmpty ? nil
+                        : try await BastionPool.shared.connection(route.jumps[...], settings: settings)
+                    return try await BastionPool.connect(hop: route.target, index: route.jumps.count, via: via,
+                                                         settings: settings)
+                } catch let failure as HopFailure {
+                    throw AgentError.unreachable(agent: spec.name, route: route.description,
+                                                 hop: route.describeHop(failure.index), reason: "\(failure.error)")
+                }
             }
             s.connecting = t
             return t
@@ -100,28 +127,17 @@ public final class SSHTransport: Transport {
         }
     }
 
-    static func authentication(_ spec: SSHAgentSpec) throws -> SSHAuthentication {
-        guard let identity = spec.identity else { return .agent(socketPath: nil) }
-        var passphrase: String?
-        if let variable = spec.passphraseEnvironment {
-            guard let value = ProcessInfo.processInfo.environment[variable] else {
-                throw AgentError.invalidConfig("agent \(spec.name): the passphrase variable \(variable) is not set in the environment")
-            }
-            passphrase = value
+    /// Why the agent was lost: its bastion, when a bastion on its route is the connection that died.
+    private func lossReason(_ error: SSHError) -> String {
+        guard let route = state.withLock({ $0.route }), let dead = BastionPool.shared.deadHop(route.jumps) else {
+            return error.description
         }
-        return .keyFile(path: expandTilde(identity), passphrase: passphrase)
+        return "lost \(route.describeHop(dead)) on the way to it: \(error)"
     }
 
-    static func options(_ s: SSHSettings) -> SSHOptions {
-        SSHOptions(knownHostsPath: expandTilde(s.knownHosts),
-                   hostKeyPolicy: s.hostKeyPolicy,
-                   connectTimeout: s.connectTimeout, keepaliveInterval: s.keepaliveInterval,
-                   deadPeerTimeout: s.deadAfter)
-    }
-
-    static func expandTilde(_ path: String) -> String {
+    static func expandTilde(_ path: String, home: String? = nil) -> String {
         guard path.hasPrefix("~/") else { return path }
-        return FileManager.default.homeDirectoryForCurrentUser.path + String(path.dropFirst(1))
+        return (home ?? FileManager.default.homeDirectoryForCurrentUser.path) + String(path.dropFirst(1))
     }
 
     /// Runs a short command on the agent and fails unless it succeeds.
@@ -286,8 +302,9 @@ public final class SSHTransport: Transport {
                 case .exited(let status, let signal):
                     ending = signal.map { .signaled(Self.signalNumber($0)) } ?? .exited(status)
                 case .failed(let error):
-                    ending = .agentLost(error.description)
-                    self.markLost(error.description)
+                    let why = self.lossReason(error)
+                    ending = .agentLost(why)
+                    self.markLost(why)
                 }
             }
             timer?.cancel()
@@ -373,7 +390,10 @@ public final class SSHTransport: Transport {
         let (connection, layout, renewal, sampler) = state.withLock { ($0.connection, $0.layout, $0.renewal, $0.sampler) }
         renewal?.cancel()
         sampler?.cancel()
-        guard let connection else { return }
+        guard let connection else {
+            await releaseBastions()
+            return
+        }
         let cleanup = settings.keepRemote ? layout.map { $0.killAll + "; " + $0.releaseLease } : layout?.cleanup
         // Detached: shutdown often runs in a cancelled task (Ctrl-C), and a cancelled caller would abort the very
         // command that stops what we started on the agent.
@@ -383,6 +403,16 @@ public final class SSHTransport: Transport {
         }.value
         state.withLock { $0.connection = nil }
         liveTransports.withLock { $0[ObjectIdentifier(self)] = nil }
+        await releaseBastions()
+    }
+
+    /// Lets go of the route's bastion connections (closed when no agent uses them any more).
+    private func releaseBastions() async {
+        let route = state.withLock { s -> SSHRoute? in
+            defer { s.acquired = false }
+            return s.acquired ? s.route : nil
+        }
+        if let route { await BastionPool.shared.release(route.jumps) }
     }
 
     /// Kills every unit this process started on any agent, waiting at most `deadline` seconds: the last thing a

@@ -37,7 +37,7 @@ public enum ConfigFile {
         let top = ConfigNode(node: root, path: "", file: file, environment: environment)
         let keys = try top.mapping(allowed: ["package", "bundle", "build", "filter", "skip", "slots", "report_dir",
                                              "reports", "history", "record_history", "timeout", "estimate",
-                                             "destination", "agents", "known_hosts", "host_key_policy", "ssh", "retries",
+                                             "destination", "agents", "known_hosts", "ssh_config", "host_key_policy", "ssh", "retries",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
                                              "exclusive", "performance", "baselines", "fail_on_perf_regression",
                                              "quarantine", "selective"])
@@ -68,14 +68,24 @@ public enum ConfigFile {
         if let v = keys["cpu_packing"] { settings.cpuPacking = try v.bool() }
         if let v = keys["retries"] { settings.retries = try v.int(min: 0) }
         if let v = keys["requeue_budget"] { settings.requeueBudget = try v.int(min: 0) }
-        if let v = keys["known_hosts"] { settings.ssh.knownHosts = try v.string() }
+        if let v = keys["known_hosts"] {
+            settings.ssh.knownHosts = try v.string()
+            settings.ssh.explicit.insert("known_hosts")
+        }
+        if let v = keys["ssh_config"] { settings.ssh.sshConfig = try v.string() }
         if let v = keys["host_key_policy"] {
             settings.ssh.hostKeyPolicy = HostKeyPolicy(rawValue: try v.oneOf(HostKeyPolicy.allCases.map(\.rawValue))) ?? .strict
         }
         if let ssh = keys["ssh"] {
             let o = try ssh.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept", "lease"])
-            if let v = o["connect_timeout"] { settings.ssh.connectTimeout = try v.double(min: 0.1) }
-            if let v = o["keepalive"] { settings.ssh.keepaliveInterval = try v.int(min: 1) }
+            if let v = o["connect_timeout"] {
+                settings.ssh.connectTimeout = try v.double(min: 0.1)
+                settings.ssh.explicit.insert("connect_timeout")
+            }
+            if let v = o["keepalive"] {
+                settings.ssh.keepaliveInterval = try v.int(min: 1)
+                settings.ssh.explicit.insert("keepalive")
+            }
             if let v = o["dead_after"] { settings.ssh.deadAfter = try v.double(min: 1) }
             if let v = o["keep_remote"] { settings.ssh.keepRemote = try v.bool() }
             if let v = o["bundles_kept"] { settings.ssh.bundlesKept = try v.int(min: 1) }
@@ -83,15 +93,17 @@ public enum ConfigFile {
         }
         if let agents = keys["agents"] {
             settings.agents = try agents.list().map { node throws(FanoutError) in
-                let a = try node.mapping(allowed: ["name", "host", "port", "user", "identity", "passphrase_env", "slots",
-                                                   "workdir", "swift", "tags", "destinations"])
-                guard let host = a["host"] else { throw node.fail("needs a host") }
-                guard let user = a["user"] else { throw node.fail("needs a user") }
+                let a = try node.mapping(allowed: ["name", "host", "port", "user", "proxy_jump", "identity",
+                                                   "passphrase_env", "slots", "workdir", "swift", "tags", "destinations"])
+                guard let host = a["host"] else {
+                    throw node.fail("needs a host (a host name, an address, or a Host alias of your ~/.ssh/config)")
+                }
                 guard let workdir = a["workdir"] else { throw node.fail("needs a workdir (an absolute path on the agent)") }
                 let hostName = try host.string()
                 return SSHAgentSpec(
-                    name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1) ?? 22,
-                    user: try user.string(), identity: try a["identity"]?.string(),
+                    name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1, max: 65535),
+                    user: try a["user"]?.string(), proxyJump: try a["proxy_jump"]?.string(),
+                    identity: try a["identity"]?.string(),
                     passphraseEnvironment: try a["passphrase_env"]?.string(), slots: try a["slots"]?.int(min: 1) ?? 2,
                     workdir: try workdir.string(), swift: try a["swift"]?.string(), tags: try a["tags"]?.strings() ?? [],
                     destinations: try a["destinations"]?.strings())
@@ -316,8 +328,10 @@ struct ConfigNode {
         return device
     }
 
-    func int(min: Int) throws(FanoutError) -> Int {
-        guard let v = Int(try string()), v >= min else { throw fail("must be a whole number ≥ \(min)") }
+    func int(min: Int, max: Int = .max) throws(FanoutError) -> Int {
+        guard let v = Int(try string()), v >= min, v <= max else {
+            throw fail(max == .max ? "must be a whole number ≥ \(min)" : "must be a whole number from \(min) to \(max)")
+        }
         return v
     }
 

@@ -11,6 +11,21 @@ public enum AgentsCheck {
         public var usable: Bool
         public var cells: [String]
         public var problem: String?
+        /// How the agent is reached and where each value came from (fanout.yml, the ssh config, a default), one
+        /// line per hop; empty when the route could not be resolved.
+        public var route: [String] = []
+    }
+
+    /// `agent  alias → user@host:port via …` then, per hop, its values with their sources.
+    static func routeLines(_ route: SSHRoute) -> [String] {
+        var lines = ["route: \(route)"]
+        for (index, hop) in (route.jumps + [route.target]).enumerated() {
+            let role = index == route.jumps.count ? "agent" : "bastion"
+            let values = hop.sources.map { "\($0.key) \($0.value) (\($0.source))" }.joined(separator: ", ")
+            lines.append("  \(role) \(hop.name): \(values)")
+            for note in hop.notes { lines.append("  note: \(note)") }
+        }
+        return lines
     }
 
     /// Checks every agent; `latencyRuns` > 0 also measures dispatch latency (running `true` on the open connection).
@@ -29,26 +44,31 @@ public enum AgentsCheck {
     }
 
     static func check(_ spec: SSHAgentSpec, settings: SSHSettings, latencyRuns: Int) async -> Row {
-        let address = "\(spec.user)@\(spec.host):\(spec.port)"
         let transport = SSHTransport(spec: spec, settings: settings, archives: nil)
+        let route = try? transport.route()
+        let address = route.map { "\($0.target.endpoint)" + ($0.jumps.isEmpty ? "" : " via " + $0.jumps.map(\.name).joined(separator: ",")) }
+            ?? "\(spec.user ?? "?")@\(spec.host):\(spec.port.map(String.init) ?? "?")"
+        let lines = route.map(routeLines) ?? []
         func failed(_ why: String) -> Row {
             var cells = [spec.name, address, "-", "-", "-", "-", String(spec.slots), "UNUSABLE"]
             if latencyRuns > 0 { cells.insert("-", at: 7) }
-            return Row(agent: spec.name, address: address, usable: false, cells: cells, problem: why)
+            return Row(agent: spec.name, address: address, usable: false, cells: cells, problem: why, route: lines)
         }
         let start = ContinuousClock.now
         let connection: SSHConnection
         do {
             connection = try await transport.connection()
         } catch {
+            // Closed before returning (bastions too), never in the background: the command exits right after, and
+            // an I/O thread still tearing its session down while exit() runs would touch libcrypto after its cleanup.
+            await transport.shutdown()
             return failed("\(error)")
         }
         let connectTime = (ContinuousClock.now - start).seconds
-        let row = await inspect(connection, spec: spec, address: address, connectTime: connectTime,
+        var row = await inspect(connection, spec: spec, address: address, connectTime: connectTime,
                                 latencyRuns: latencyRuns, failed: failed)
-        // Closed before returning, never in the background: the command exits right after, and an I/O thread still
-        // tearing its session down while exit() runs would touch libcrypto after its cleanup.
-        await connection.close()
+        row.route = lines
+        await transport.shutdown()
         return row
     }
 
