@@ -53,7 +53,10 @@ netns_of() { printf '/proc/%s/ns/net\n' "$(cat "$dir/$1.pid" 2>/dev/null || echo
 kill_group() {
   local pid
   pid=$(cat "$1" 2>/dev/null) || return 0
-  [[ $pid =~ ^[0-9]+$ ]] && kill -KILL -- "-$pid" 2>/dev/null || true
+  # Only while the PID is still this lab's listener (a PID is reused once its process is gone).
+  if [[ $pid =~ ^[1-9][0-9]*$ ]] && [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *"-f $dir/jump"* ]]; then
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
   rm -f "$1"
 }
 
@@ -61,7 +64,13 @@ kill_group() {
 kill_namespace() {
   local holder ino p
   holder=$(cat "$dir/$1.pid" 2>/dev/null) || return 0
+  # Only a holder that is still ours (its PID may have been reused) and a namespace that is not this host's.
+  if [[ ! $holder =~ ^[1-9][0-9]*$ ]] || [[ $(tr '\0' ' ' <"/proc/$holder/cmdline" 2>/dev/null) != "sleep 2147483647 " ]]; then
+    rm -f "$dir/$1.pid"
+    return 0
+  fi
   ino=$(readlink "/proc/$holder/ns/net" 2>/dev/null) || { rm -f "$dir/$1.pid"; return 0; }
+  [[ $ino != "$(readlink /proc/self/ns/net)" ]] || { rm -f "$dir/$1.pid"; return 0; }
   for p in /proc/[0-9]*; do
     [[ $(readlink "$p/ns/net" 2>/dev/null) == "$ino" ]] && kill -KILL "${p#/proc/}" 2>/dev/null || true
   done

@@ -325,9 +325,15 @@ fleet_start_agent() {
 fleet_wait_ready() {
   local adir=$1 secs=$2 pid start deadline banner fd
   fleet_read_agent "$adir"
-  pid=$(fleet_read_pidfile "$adir")
-  [[ -n $pid ]] || { FLEET_WAIT_ERROR="no PID file"; return 1; }
   deadline=$((SECONDS + secs))
+  # sshd rewrites the PID file up.sh wrote (its own PidFile, the same PID): truncated, then written. Read in that
+  # moment, the file is empty, which is no reason to fail.
+  pid=$(fleet_read_pidfile "$adir")
+  while [[ -z $pid ]] && ((SECONDS < deadline)); do
+    sleep 0.05
+    pid=$(fleet_read_pidfile "$adir")
+  done
+  [[ -n $pid ]] || { FLEET_WAIT_ERROR="no PID file"; return 1; }
   while :; do
     if [[ ! -e /proc/$pid ]] || [[ $(fleet_proc_state "$pid" "$(fleet_start_of "$pid")" 2>/dev/null) == Z ]]; then
       FLEET_WAIT_ERROR="sshd (PID $pid) exited"

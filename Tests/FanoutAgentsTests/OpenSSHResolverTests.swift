@@ -13,7 +13,7 @@ import Testing
         dir = NSTemporaryDirectory() + "fanout-resolver-\(UUID().uuidString)"
         home = dir + "/home"
         try FileManager.default.createDirectory(atPath: home + "/.ssh", withIntermediateDirectories: true)
-        for key in ["id_build", "id_yml", "id_bastion", "k_alice"] {
+        for key in ["id_build", "id_yml", "id_bastion", "k_alice", "k_%alice"] {
             _ = FileManager.default.createFile(atPath: home + "/.ssh/" + key, contents: Data("key".utf8))
         }
     }
@@ -54,10 +54,10 @@ import Testing
 
     func source(_ hop: SSHHop, _ key: String) -> RouteSource? { hop.sources.first { $0.key == key }?.source }
 
-    @Test func anAliasResolvesThroughWildcardsAndTheFirstValueWins() throws {
+    @Test func anAliasResolvesThroughWildcardsAndTheFirstValueWins() async throws {
         var settings = SSHSettings()
         let r = try resolver(Self.config, settings: &settings)
-        let route = try r.resolve(agent("build-1"), settings: settings)
+        let route = try await r.resolve(agent("build-1"), settings: settings)
         #expect(route.target.endpoint == SSHEndpoint(host: "192.168.1.11", port: 2201, user: "builder"))
         #expect(route.target.authentication == .keyFile(path: home + "/.ssh/id_build", certificate: nil, passphraseEnvironment: nil))
         #expect(route.target.connectTimeout == 7)
@@ -70,11 +70,11 @@ import Testing
         #expect(route.target.notes.contains { $0.contains("StrictHostKeyChecking false; Fanout keeps host_key_policy strict") })
     }
 
-    @Test func fanoutYMLWinsOverTheSSHConfig() throws {
+    @Test func fanoutYMLWinsOverTheSSHConfig() async throws {
         var settings = SSHSettings(knownHosts: "/etc/fanout/known_hosts", connectTimeout: 3)
         settings.explicit = ["known_hosts", "connect_timeout"]
         let r = try resolver(Self.config + "Host build-2\n  UserKnownHostsFile /config/known_hosts\n", settings: &settings)
-        let route = try r.resolve(agent("build-2", port: 22, user: "me", proxyJump: "none", identity: "~/.ssh/id_yml"),
+        let route = try await r.resolve(agent("build-2", port: 22, user: "me", proxyJump: "none", identity: "~/.ssh/id_yml"),
                                   settings: settings)
         #expect(route.target.endpoint == SSHEndpoint(host: "build-2", port: 22, user: "me"))
         #expect(route.jumps.isEmpty, "proxy_jump: none in fanout.yml goes direct")
@@ -86,10 +86,10 @@ import Testing
         // Not set in fanout.yml: the config's UserKnownHostsFile (its first file).
         var plain = SSHSettings()
         let r2 = try resolver(Self.config + "Host build-2\n  UserKnownHostsFile /config/known_hosts /config/two\n", settings: &plain)
-        #expect(try r2.resolve(agent("build-2"), settings: plain).target.knownHosts == "/config/known_hosts")
+        #expect(try await r2.resolve(agent("build-2"), settings: plain).target.knownHosts == "/config/known_hosts")
     }
 
-    @Test func proxyJumpChainsFollowOpenSSH() throws {
+    @Test func proxyJumpChainsFollowOpenSSH() async throws {
         var settings = SSHSettings()
         let config = """
             Host a
@@ -114,17 +114,17 @@ import Testing
             """
         let r = try resolver(config, settings: &settings)
         // A hop's own ProxyJump is followed for the first hop: t1 → a → b.
-        #expect(try r.resolve(agent("t1"), settings: settings).jumps.map(\.name) == ["a", "b"])
+        #expect(try await r.resolve(agent("t1"), settings: settings).jumps.map(\.name) == ["a", "b"])
         // In a chain a,c the later hop's own ProxyJump is overridden by the chain (as `ssh -J a,c` does).
-        #expect(try r.resolve(agent("t2"), settings: settings).jumps.map(\.name) == ["a", "c"])
-        let t3 = try r.resolve(agent("t3"), settings: settings).jumps
+        #expect(try await r.resolve(agent("t2"), settings: settings).jumps.map(\.name) == ["a", "c"])
+        let t3 = try await r.resolve(agent("t3"), settings: settings).jumps
         #expect(t3.map(\.endpoint) == [SSHEndpoint(host: "10.0.0.1", port: 2200, user: "alice")])
-        #expect(throws: AgentError.self) { try r.resolve(agent("loop1"), settings: settings) }
+        await #expect(throws: AgentError.self) { try await r.resolve(agent("loop1"), settings: settings) }
         // fanout.yml's proxy_jump wins over the config's (c, itself reached through its own ProxyJump x).
-        #expect(try r.resolve(agent("t1", proxyJump: "c"), settings: settings).jumps.map(\.name) == ["x", "c"])
+        #expect(try await r.resolve(agent("t1", proxyJump: "c"), settings: settings).jumps.map(\.name) == ["x", "c"])
     }
 
-    @Test func mistakesInTheConfigAreClearErrors() throws {
+    @Test func mistakesInTheConfigAreClearErrors() async throws {
         var settings = SSHSettings()
         let r = try resolver("""
             Host piped
@@ -135,13 +135,13 @@ import Testing
 
             """, settings: &settings)
         do {
-            _ = try r.resolve(agent("piped"), settings: settings)
+            _ = try await r.resolve(agent("piped"), settings: settings)
             Issue.record("ProxyCommand must be refused")
         } catch {
             #expect("\(error)".contains("ProxyCommand nc %h %p") && "\(error)".contains("ProxyJump"), "\(error)")
         }
         do {
-            _ = try r.resolve(agent("nokey"), settings: settings)
+            _ = try await r.resolve(agent("nokey"), settings: settings)
             Issue.record("missing IdentityFile keys must be refused")
         } catch {
             #expect("\(error)".contains(home + "/.ssh/missing_one, " + home + "/.ssh/missing_two"), "\(error)")
@@ -149,22 +149,26 @@ import Testing
         // A config file that does not exist: OpenSSH's own message.
         settings.sshConfig = dir + "/nope"
         let r2 = OpenSSHResolver(settings: settings, environment: ["HOME": home, "PATH": "/usr/bin:/bin"])
-        #expect(throws: AgentError.self) { try r2.resolve(agent("x"), settings: settings) }
+        await #expect(throws: AgentError.self) { try await r2.resolve(agent("x"), settings: settings) }
     }
 
-    @Test func tokensAndTildesInKeyPathsAreExpandedWithHOME() throws {
+    @Test func tokensAndTildesInKeyPathsAreExpandedWithHOME() async throws {
         var settings = SSHSettings()
-        let r = try resolver("Host t\n  User alice\n  IdentityFile %d/.ssh/k_%r\n", settings: &settings)
-        #expect(try r.resolve(agent("t"), settings: settings).target.authentication
+        let r = try resolver("Host t\n  User alice\n  IdentityFile %d/.ssh/k_%r\nHost p\n  User alice\n  IdentityFile ~/.ssh/k_%%%r\n",
+                             settings: &settings)
+        #expect(try await r.resolve(agent("t"), settings: settings).target.authentication
             == .keyFile(path: home + "/.ssh/k_alice", certificate: nil, passphraseEnvironment: nil))
+        // `%%` is a literal %, read once: what a token expands to is never expanded again.
+        #expect(try await r.resolve(agent("p"), settings: settings).target.authentication
+            == .keyFile(path: home + "/.ssh/k_%alice", certificate: nil, passphraseEnvironment: nil))
     }
 
-    @Test func certificatesFollowWhatTheInstalledLibSSH2CanDo() throws {
+    @Test func certificatesFollowWhatTheInstalledLibSSH2CanDo() async throws {
         var settings = SSHSettings()
         _ = FileManager.default.createFile(atPath: home + "/.ssh/id_build-cert.pub", contents: Data("cert".utf8))
         let r = try resolver("Host t\n  IdentityFile ~/.ssh/id_build\nHost u\n  IdentityFile ~/.ssh/id_yml\n  CertificateFile ~/.ssh/c.pub\n",
                              settings: &settings)
-        let beside = try r.resolve(agent("t"), settings: settings).target
+        let beside = try await r.resolve(agent("t"), settings: settings).target
         if LibSSH2Version.supportsCertificates {
             #expect(beside.authentication == .keyFile(path: home + "/.ssh/id_build", certificate: home + "/.ssh/id_build-cert.pub",
                                                       passphraseEnvironment: nil))
@@ -174,33 +178,33 @@ import Testing
             #expect(beside.notes.contains { $0.contains("cannot sign with certificates") })
         }
         // Asked for by name: always offered (FanoutSSH then says clearly when libssh2 cannot sign with it).
-        #expect(try r.resolve(agent("u"), settings: settings).target.authentication
+        #expect(try await r.resolve(agent("u"), settings: settings).target.authentication
             == .keyFile(path: home + "/.ssh/id_yml", certificate: home + "/.ssh/c.pub", passphraseEnvironment: nil))
     }
 
-    @Test func withoutAnOpenSSHClientTheHostIsTakenAsWritten() throws {
+    @Test func withoutAnOpenSSHClientTheHostIsTakenAsWritten() async throws {
         var settings = SSHSettings()
         let none = OpenSSHResolver(settings: settings, environment: ["HOME": home, "PATH": dir, "USER": "tester"])
         #expect(none.ssh == nil)
-        let route = try none.resolve(agent("10.1.1.1", proxyJump: "ops@10.0.0.9:2222"), settings: settings)
+        let route = try await none.resolve(agent("10.1.1.1", proxyJump: "ops@10.0.0.9:2222"), settings: settings)
         #expect(route.target.endpoint == SSHEndpoint(host: "10.1.1.1", port: 22, user: "tester"))
         #expect(route.jumps.map(\.endpoint) == [SSHEndpoint(host: "10.0.0.9", port: 2222, user: "ops")])
         // An ssh config cannot be read without the client: said, not ignored.
         settings.sshConfig = "~/.ssh/config"
         let withConfig = OpenSSHResolver(settings: settings, environment: ["HOME": home, "PATH": dir])
         do {
-            _ = try withConfig.resolve(agent("a"), settings: settings)
+            _ = try await withConfig.resolve(agent("a"), settings: settings)
             Issue.record("ssh_config without ssh must be refused")
         } catch {
             #expect("\(error)".contains("needs OpenSSH's client (ssh)"), "\(error)")
         }
     }
 
-    @Test func aHOMEOtherThanTheAccountsIsWhereTheUserConfigIsRead() throws {
+    @Test func aHOMEOtherThanTheAccountsIsWhereTheUserConfigIsRead() async throws {
         try "Host h\n  HostName 10.9.9.9\n".write(toFile: home + "/.ssh/config", atomically: true, encoding: .utf8)
         let settings = SSHSettings()
         let r = OpenSSHResolver(settings: settings, environment: ["HOME": home, "PATH": "/usr/bin:/bin"])
         #expect(r.configFile == home + "/.ssh/config")
-        #expect(try r.resolve(agent("h"), settings: settings).target.endpoint.host == "10.9.9.9")
+        #expect(try await r.resolve(agent("h"), settings: settings).target.endpoint.host == "10.9.9.9")
     }
 }

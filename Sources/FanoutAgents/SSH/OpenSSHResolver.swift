@@ -1,3 +1,4 @@
+import FanoutCore
 import FanoutSSH
 import Foundation
 
@@ -55,25 +56,25 @@ public struct OpenSSHResolver: Sendable {
 
     /// The route to `spec`: its ProxyJump hops (each resolved like a destination of its own, its own ProxyJump
     /// first), then the agent.
-    public func resolve(_ spec: SSHAgentSpec, settings: SSHSettings) throws(AgentError) -> SSHRoute {
+    public func resolve(_ spec: SSHAgentSpec, settings: SSHSettings) async throws(AgentError) -> SSHRoute {
         if configFile != nil, ssh == nil {
             throw .invalidConfig("agent \(spec.name): `ssh_config: \(settings.sshConfig ?? "")` needs OpenSSH's client "
                 + "(ssh) to read it, and none is on PATH: install it (apt-get install openssh-client), or write "
                 + "host, port, user, identity and proxy_jump into fanout.yml")
         }
-        let target = try hop(spec.host, agent: spec, fallbackIdentity: nil, settings: settings, isTarget: true)
+        let target = try await hop(spec.host, agent: spec, fallbackIdentity: nil, settings: settings, isTarget: true)
         let jumpList = spec.proxyJump ?? target.proxyJump
         var jumps: [SSHHop] = []
         if let jumpList, jumpList != "none" {
             var seen: Set<String> = [spec.host]
-            try expand(jumpList, agent: spec, settings: settings, into: &jumps, seen: &seen, depth: 0)
+            try await expand(jumpList, agent: spec, settings: settings, into: &jumps, seen: &seen, depth: 0)
         }
         return SSHRoute(jumps: jumps, target: target.hop)
     }
 
     /// ProxyJump `a,b`: a's own route (its ProxyJump in the ssh config), a, then b.
     private func expand(_ list: String, agent: SSHAgentSpec, settings: SSHSettings, into jumps: inout [SSHHop],
-                        seen: inout Set<String>, depth: Int) throws(AgentError) {
+                        seen: inout Set<String>, depth: Int) async throws(AgentError) {
         guard depth < 8 else {
             throw .invalidConfig("agent \(agent.name): ProxyJump chains nest more than 8 deep (a loop?)")
         }
@@ -83,11 +84,11 @@ public struct OpenSSHResolver: Sendable {
                 throw .invalidConfig("agent \(agent.name): ProxyJump loops back to \(entry)")
             }
             seen.insert(entry)
-            let resolved = try hop(entry, agent: agent, fallbackIdentity: agent.identity, settings: settings,
+            let resolved = try await hop(entry, agent: agent, fallbackIdentity: agent.identity, settings: settings,
                                    isTarget: false)
             // `ssh -J a,b` reaches b with `-J a`, which overrides b's own ProxyJump; a keeps its own.
             if position == 0, let own = resolved.proxyJump {
-                try expand(own, agent: agent, settings: settings, into: &jumps, seen: &seen, depth: depth + 1)
+                try await expand(own, agent: agent, settings: settings, into: &jumps, seen: &seen, depth: depth + 1)
             }
             jumps.append(resolved.hop)
         }
@@ -95,7 +96,7 @@ public struct OpenSSHResolver: Sendable {
 
     /// One destination: `[user@]host[:port]` (a ProxyJump entry) or an agent's `host:`.
     private func hop(_ written: String, agent: SSHAgentSpec, fallbackIdentity: String?, settings: SSHSettings,
-                     isTarget: Bool) throws(AgentError) -> (hop: SSHHop, proxyJump: String?) {
+                     isTarget: Bool) async throws(AgentError) -> (hop: SSHHop, proxyJump: String?) {
         var name = written
         var entryUser: String?
         var entryPort: Int?
@@ -110,8 +111,8 @@ public struct OpenSSHResolver: Sendable {
             }
         }
         let yml = isTarget
-        let configured = try query(name, agent: agent.name, config: configFile)
-        let defaults = configured.isEmpty ? [:] : try query(name, agent: agent.name, config: "/dev/null")
+        let configured = try await query(name, agent: agent.name, config: configFile)
+        let defaults = configured.isEmpty ? [:] : try await query(name, agent: agent.name, config: "/dev/null")
         func source(_ key: String) -> RouteSource {
             configured[key] != nil && configured[key] != defaults[key] ? .sshConfig(configName)
                 : (ssh == nil ? .fanoutDefault : .openSSHDefault)
@@ -200,12 +201,19 @@ public struct OpenSSHResolver: Sendable {
         source: (String) -> RouteSource, host: String, user: String, port: Int,
         sources: inout [(key: String, value: String, source: RouteSource)], notes: inout [String]
     ) throws(AgentError) -> HopAuthentication {
-        let tokens = ["%%": "%", "%d": home, "%u": localUser, "%h": host, "%r": user, "%p": String(port),
-                      "%l": ProcessInfo.processInfo.hostName, "%n": host]
+        // OpenSSH's tokens for IdentityFile and CertificateFile (`%l`, the local host name, only when used).
         func expand(_ path: String) -> String {
-            var out = Self.expandTilde(path, home: home)
-            for (token, value) in tokens where token != "%%" { out = out.replacingOccurrences(of: token, with: value) }
-            return out.replacingOccurrences(of: "%%", with: "%")
+            var tokens = ["%d": home, "%u": localUser, "%h": host, "%r": user, "%p": String(port), "%n": host]
+            if path.contains("%l") { tokens["%l"] = ProcessInfo.processInfo.hostName }
+            var out = ""
+            var rest = Substring(Self.expandTilde(path, home: home))
+            while let i = rest.firstIndex(of: "%") {
+                out += rest[..<i]
+                let token = String(rest[i...].prefix(2))
+                out += token == "%%" ? "%" : tokens[token] ?? token
+                rest = rest[rest.index(i, offsetBy: token.count)...]
+            }
+            return out + rest
         }
         var certificate: String?
         if let cert = configured["certificatefile"]?.first {
@@ -253,30 +261,21 @@ public struct OpenSSHResolver: Sendable {
     }
 
     /// `ssh -G` for one name: each option (lower-case) with its values, multi-valued ones (IdentityFile) in order.
-    /// Empty without an OpenSSH client.
-    func query(_ name: String, agent: String, config: String?) throws(AgentError) -> [String: [String]] {
+    /// Empty without an OpenSSH client. Spawned like every local process of Fanout's (`LocalProcess`: close-on-exec
+    /// pipes under one lock, its own process group), never with Foundation's Process, whose pipes a unit started at
+    /// the same moment could inherit.
+    func query(_ name: String, agent: String, config: String?) async throws(AgentError) -> [String: [String]] {
         guard let ssh else { return [:] }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ssh)
-        process.arguments = (config.map { ["-F", $0] } ?? []) + ["-G", "--", name]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw .invalidConfig("agent \(agent): cannot run \(ssh) -G to resolve \(name): \(error)")
-        }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let why = String(decoding: errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .invalidConfig("agent \(agent): OpenSSH cannot resolve \(name) with \(config ?? configName): \(why)")
+        let arguments = (config.map { ["-F", $0] } ?? []) + ["-G", "--", name]
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(
+            Command(executable: ssh, arguments: arguments), timeout: 30)
+        guard case .exited(0) = ending else {
+            let why = String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .invalidConfig("agent \(agent): OpenSSH cannot resolve \(name) with \(config ?? configName): "
+                + (why.isEmpty ? "\(ending)" : why))
         }
         var options: [String: [String]] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        for line in String(decoding: out, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2 else { continue }
             let key = parts[0].lowercased()

@@ -85,9 +85,9 @@ public final class SSHTransport: Transport {
     }
 
     /// The agent's route, resolved once through OpenSSH's client config (`OpenSSHResolver`).
-    public func route() throws -> SSHRoute {
+    public func route() async throws -> SSHRoute {
         if let route = state.withLock({ $0.route }) { return route }
-        let route = try OpenSSHResolver(settings: settings).resolve(spec, settings: settings)
+        let route = try await OpenSSHResolver(settings: settings).resolve(spec, settings: settings)
         state.withLock { $0.route = route }
         return route
     }
@@ -95,7 +95,7 @@ public final class SSHTransport: Transport {
     /// Connects and authenticates once (through the route's bastions, whose connections agents share); later calls
     /// share the same connection. A failure names the agent, its route and the hop that failed.
     public func connection() async throws -> SSHConnection {
-        let route = try self.route()
+        let route = try await self.route()
         let task: Task<SSHConnection, any Error> = state.withLock { s in
             if let c = s.connection { return Task { c } }
             if let t = s.connecting { return t }

@@ -45,7 +45,7 @@ public enum AgentsCheck {
 
     static func check(_ spec: SSHAgentSpec, settings: SSHSettings, latencyRuns: Int) async -> Row {
         let transport = SSHTransport(spec: spec, settings: settings, archives: nil)
-        let route = try? transport.route()
+        let route = try? await transport.route()
         let address = route.map { "\($0.target.endpoint)" + ($0.jumps.isEmpty ? "" : " via " + $0.jumps.map(\.name).joined(separator: ",")) }
             ?? "\(spec.user ?? "?")@\(spec.host):\(spec.port.map(String.init) ?? "?")"
         let lines = route.map(routeLines) ?? []

@@ -58,12 +58,12 @@ public final class Coordinator: Sendable {
 
     /// Every agent's route resolves (its ~/.ssh/config alias, ProxyJump, keys): a mistake there is bad input (exit 2),
     /// refused before anything is built. A route that resolves but cannot be reached is an unusable agent instead.
-    private func checkRoutes() throws(FanoutError) {
+    private func checkRoutes() async throws(FanoutError) {
         guard injected == nil else { return }
         let resolver = OpenSSHResolver(settings: settings.ssh)
         for spec in settings.agents {
             do {
-                _ = try resolver.resolve(spec, settings: settings.ssh)
+                _ = try await resolver.resolve(spec, settings: settings.ssh)
             } catch {
                 throw FanoutError("\(error)", hint: "fix the agent in fanout.yml or its Host block in the ssh config; "
                     + "`fanout agents check` shows how each agent is reached")
@@ -88,7 +88,7 @@ public final class Coordinator: Sendable {
         let reportDirectory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
             ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: runID)
         try Self.checkWritable(reportDirectory)
-        try checkRoutes()
+        try await checkRoutes()
         _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
         let prepared = try await prepare()
         // The product's identity for the history's flake evidence, read while the tests run.
