@@ -65,6 +65,14 @@ final class InternalChannel {
         return progressed
     }
 
+    /// Sends one small packet the server reads and forgets: the window of this channel, on which nothing is ever
+    /// sent, grows by 1 byte (libssh2 sends nothing for 0). Returns whether it went out. See `SessionLoop` for why a
+    /// session behind a bastion sends it.
+    func nudge() -> Bool {
+        guard case .open(let channel) = state else { return false }
+        return libssh2_channel_receive_window_adjust2(channel, 1, 1, nil) == 0
+    }
+
     /// Teardown, with the socket already shut down: frees every channel this object still holds.
     func release() {
         for channel in retired { repeatWhileAgain { libssh2_channel_free(channel) } }

@@ -102,6 +102,7 @@ final class SessionLoop {
 
             // Step until nothing moves: a transport read done for one channel may queue packets for another one
             // that was already stepped, so a pass that received bytes is followed by another pass.
+            let (receivedBefore, sentBefore) = (io.bytesReceived, io.bytesSent)
             var passes = 0
             while true {
                 let received = io.bytesReceived
@@ -112,6 +113,13 @@ final class SessionLoop {
             }
             if hangupSeen {
                 return .connectionLost(endpoint, reason: SessionContext.serverClosedReason)
+            }
+            // Behind a bastion, our server's socket leads to the bastion's sshd, which ACKs late (delayed ACK) while
+            // our server holds its next small packet until that ACK (Nagle: sshd sets no TCP_NODELAY on a
+            // non-interactive session): 40 ms on every reply of two packets (measured: 44 ms per command through
+            // two bastions, against 4 ms through one). Sending anything at all carries the ACK back at once.
+            if socket != nil, io.bytesReceived != receivedBefore, io.bytesSent == sentBefore {
+                _ = internalChannel?.nudge()
             }
 
             var now = monotonicNanos()
