@@ -47,6 +47,9 @@ done
 [[ $port =~ ^[1-9][0-9]*$ ]] && ((port < 32768)) || fleet_die "--port must be below the ephemeral range (got $port)"
 user=$FLEET_DEFAULT_USER
 
+# cmdline_of PID: its command line, words separated by spaces; nothing once the process is gone.
+cmdline_of() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null || true; }
+
 netns_of() { printf '/proc/%s/ns/net\n' "$(cat "$dir/$1.pid" 2>/dev/null || echo 0)"; }
 
 # kill_group PIDFILE: SIGKILL to the process group the recorded PID leads (setsid made it a leader).
@@ -54,7 +57,7 @@ kill_group() {
   local pid
   pid=$(cat "$1" 2>/dev/null) || return 0
   # Only while the PID is still this lab's listener (a PID is reused once its process is gone).
-  if [[ $pid =~ ^[1-9][0-9]*$ ]] && [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *"-f $dir/jump"* ]]; then
+  if [[ $pid =~ ^[1-9][0-9]*$ ]] && [[ $(cmdline_of "$pid") == *"-f $dir/jump"* ]]; then
     kill -KILL -- "-$pid" 2>/dev/null || true
   fi
   rm -f "$1"
@@ -65,7 +68,7 @@ kill_namespace() {
   local holder ino p
   holder=$(cat "$dir/$1.pid" 2>/dev/null) || return 0
   # Only a holder that is still ours (its PID may have been reused) and a namespace that is not this host's.
-  if [[ ! $holder =~ ^[1-9][0-9]*$ ]] || [[ $(tr '\0' ' ' <"/proc/$holder/cmdline" 2>/dev/null) != "sleep 2147483647 " ]]; then
+  if [[ ! $holder =~ ^[1-9][0-9]*$ ]] || [[ $(cmdline_of "$holder") != "sleep 2147483647 " ]]; then
     rm -f "$dir/$1.pid"
     return 0
   fi
@@ -119,7 +122,7 @@ down() {
   # A listener whose PID file was lost (a start that failed half-way): found by the sshd config it starts.
   local p
   for p in /proc/[0-9]*; do
-    [[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == socat\ *"-f $dir/jump1/sshd_config"* ]] && kill -KILL "${p#/proc/}" 2>/dev/null
+    [[ $(cmdline_of "${p#/proc/}") == socat\ *"-f $dir/jump1/sshd_config"* ]] && kill -KILL "${p#/proc/}" 2>/dev/null
   done
   kill_namespace deep
   kill_namespace inner
