@@ -207,4 +207,16 @@ import Testing
         #expect(r.configFile == home + "/.ssh/config")
         #expect(try await r.resolve(agent("h"), settings: settings).target.endpoint.host == "10.9.9.9")
     }
+
+    /// `Include` and `Match` are OpenSSH's to evaluate: a Host block in an included file, and a Match on the
+    /// original host name, resolve as `ssh` would resolve them.
+    @Test func includeAndMatchAreOpenSSHsOwn() async throws {
+        let included = dir + "/included_config"
+        try "Host from-include\n  HostName 10.7.7.7\n  Port 2207\n".write(toFile: included, atomically: true, encoding: .utf8)
+        var settings = SSHSettings()
+        let r = try resolver("Include \(included)\nMatch originalhost matched-*\n  User matcher\n", settings: &settings)
+        let fromInclude = try await r.resolve(agent("from-include"), settings: settings).target.endpoint
+        #expect(fromInclude.host == "10.7.7.7" && fromInclude.port == 2207)
+        #expect(try await r.resolve(agent("matched-1"), settings: settings).target.endpoint.user == "matcher")
+    }
 }
