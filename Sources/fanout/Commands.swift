@@ -334,7 +334,7 @@ struct AgentsCommand: AsyncParsableCommand {
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every agent in parallel: reachable, host key, auth, Swift toolchain, free disk, slots. Exit 3 if any is unusable.")
+            abstract: "Check every agent in parallel: its route (ssh config alias, bastions) with where each value came from, reachable, host key, auth, Swift toolchain, free disk, slots. Exit 3 if any is unusable.")
 
         @Option(help: "The config file with the agents (default: ./fanout.yml).")
         var config: String?

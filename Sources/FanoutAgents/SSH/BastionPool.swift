@@ -75,10 +75,14 @@ final class BastionPool: Sendable {
         }
         do {
             let c = try await task.value
-            entries.withLock { entries in
+            let kept = entries.withLock { entries -> Bool in
+                guard entries[key] != nil else { return false }
                 entries[key]?.connection = c
                 entries[key]?.connecting = nil
+                return true
             }
+            // Every agent let go while it was being made: nobody would ever close it.
+            if !kept { await c.close() }
             return c
         } catch {
             entries.withLock { $0[key]?.connecting = nil }

@@ -151,7 +151,7 @@ public struct OpenSSHResolver: Sendable {
             agent: agent, yml: yml, fallbackIdentity: fallbackIdentity, configured: configured,
             source: source, host: host, user: user, port: port, sources: &sources, notes: &notes)
 
-        var knownHosts = SSHTransport.expandTilde(settings.knownHosts, home: home)
+        var knownHosts = Self.expandTilde(settings.knownHosts, home: home)
         if settings.explicit.contains("known_hosts") {
             sources.append(("known_hosts", knownHosts, .fanoutYML))
         } else if source("userknownhostsfile") != .openSSHDefault && source("userknownhostsfile") != .fanoutDefault,

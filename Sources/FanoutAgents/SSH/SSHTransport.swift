@@ -59,11 +59,13 @@ public final class SSHTransport: Transport {
     public var kind: TransportKind { .ssh }
     public var slots: Int { spec.slots }
 
-    /// `archives` packs each product once for every agent of the run.
-    public init(spec: SSHAgentSpec, settings: SSHSettings, archives: ProductArchives?) {
+    /// `archives` packs each product once for every agent of the run. `route`: already resolved (else resolved on
+    /// first use).
+    public init(spec: SSHAgentSpec, settings: SSHSettings, archives: ProductArchives?, route: SSHRoute? = nil) {
         self.spec = spec
         self.settings = settings
         self.archives = archives
+        state.withLock { $0.route = route }
     }
 
     public var isUsable: Bool { state.withLock { $0.lost == nil } }
@@ -133,11 +135,6 @@ public final class SSHTransport: Transport {
             return error.description
         }
         return "lost \(route.describeHop(dead)) on the way to it: \(error)"
-    }
-
-    static func expandTilde(_ path: String, home: String? = nil) -> String {
-        guard path.hasPrefix("~/") else { return path }
-        return (home ?? FileManager.default.homeDirectoryForCurrentUser.path) + String(path.dropFirst(1))
     }
 
     /// Runs a short command on the agent and fails unless it succeeds.

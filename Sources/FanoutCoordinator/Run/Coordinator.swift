@@ -49,26 +49,32 @@ public final class Coordinator: Sendable {
     }
 
     /// The agents of this run: each product is packed once for every SSH agent.
-    private func makeTransports() -> ([any Transport], ProductArchives?) {
+    /// `routes`: each agent's, in the order of `settings.agents` (resolved once, by `resolveRoutes`).
+    private func makeTransports(routes: [SSHRoute]) -> ([any Transport], ProductArchives?) {
         if let injected { return (injected, nil) }
         if settings.agents.isEmpty { return ([LocalTransport(slots: settings.slots)], nil) }
         let archives = ProductArchives()
-        return (settings.agents.map { SSHTransport(spec: $0, settings: settings.ssh, archives: archives) }, archives)
+        let transports = settings.agents.enumerated().map { i, spec in
+            SSHTransport(spec: spec, settings: settings.ssh, archives: archives, route: i < routes.count ? routes[i] : nil)
+        }
+        return (transports, archives)
     }
 
     /// Every agent's route resolves (its ~/.ssh/config alias, ProxyJump, keys): a mistake there is bad input (exit 2),
     /// refused before anything is built. A route that resolves but cannot be reached is an unusable agent instead.
-    private func checkRoutes() async throws(FanoutError) {
-        guard injected == nil else { return }
+    private func resolveRoutes() async throws(FanoutError) -> [SSHRoute] {
+        guard injected == nil else { return [] }
         let resolver = OpenSSHResolver(settings: settings.ssh)
+        var routes: [SSHRoute] = []
         for spec in settings.agents {
             do {
-                _ = try await resolver.resolve(spec, settings: settings.ssh)
+                routes.append(try await resolver.resolve(spec, settings: settings.ssh))
             } catch {
                 throw FanoutError("\(error)", hint: "fix the agent in fanout.yml or its Host block in the ssh config; "
                     + "`fanout agents check` shows how each agent is reached")
             }
         }
+        return routes
     }
 
     /// Build, discover, estimate, split and plan, without running anything.
@@ -88,7 +94,7 @@ public final class Coordinator: Sendable {
         let reportDirectory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
             ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: runID)
         try Self.checkWritable(reportDirectory)
-        try await checkRoutes()
+        let routes = try await resolveRoutes()
         _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
         let prepared = try await prepare()
         // The product's identity for the history's flake evidence, read while the tests run.
@@ -108,7 +114,7 @@ public final class Coordinator: Sendable {
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
         let nothingToRun = prepared.items.isEmpty && prepared.selective != nil
-        let (transports, archives) = nothingToRun ? ([], nil) : makeTransports()
+        let (transports, archives) = nothingToRun ? ([], nil) : makeTransports(routes: routes)
         for spec in prepared.destinations where !nothingToRun && !transports.contains(where: { !$0.served(of: [spec]).isEmpty }) {
             await state.warn("no agent serves destination \(spec.name)"
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
