@@ -96,17 +96,6 @@ public struct FlakyStat: Hashable, Sendable {
     public var rate: Double { runs > 0 ? Double(flakyRuns) / Double(runs) : 0 }
 }
 
-/// The `fraction` (0...1) percentile of `values`, interpolating linearly between the closest ranks (the method of
-/// spreadsheets and NumPy's default), so a handful of samples still gives a value between them; nil when empty.
-func percentile(_ values: [Double], _ fraction: Double) -> Double? {
-    guard !values.isEmpty else { return nil }
-    let sorted = values.sorted()
-    let position = Swift.min(Swift.max(fraction, 0), 1) * Double(sorted.count - 1)
-    let lower = Int(position.rounded(.down))
-    let upper = Swift.min(lower + 1, sorted.count - 1)
-    return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
-}
-
 /// A measurement of an earlier run, as baselines will compare against.
 public struct PastMeasurement: Hashable, Sendable {
     public var runID: String

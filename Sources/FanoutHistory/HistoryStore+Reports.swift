@@ -64,7 +64,7 @@ extension HistoryStore {
             }
             let stats = order.compactMap { key -> ClassStat? in
                 guard let entry = samples[key], let last = entry.durations.first,
-                      let p50 = percentile(entry.durations, 0.5), let p80 = percentile(entry.durations, 0.8),
+                      let p50 = Statistics.percentile(entry.durations, 0.5), let p80 = Statistics.percentile(entry.durations, 0.8),
                       let max = entry.durations.max() else { return nil }
                 return ClassStat(suite: key.suite, destination: key.destination, runs: entry.durations.count,
                                  last: last, p50: p50, p80: p80, max: max, testCount: entry.lastTestCount)

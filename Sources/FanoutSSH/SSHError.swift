@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything that can go wrong in the SSH layer. Every description says what happened and how to fix it.
 /// Passphrases never appear in any of them.
 public enum SSHError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -135,8 +137,14 @@ public enum SSHError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-func formatSeconds(_ seconds: Double) -> String {
-    seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : "\(((seconds * 10).rounded()) / 10) s"
+/// Seconds for people, as everywhere in Fanout (`0.42 s`, `12.3 s`, `2 m 05 s`: Core's `formatSeconds`, which this
+/// module cannot import; a test holds the two to the same output).
+func formatSeconds(_ s: Double) -> String {
+    guard s.isFinite else { return "?" }
+    if s < 10 { return String(format: "%.2f s", s) }
+    if s < 120 { return String(format: "%.1f s", s) }
+    let total = Int(s.rounded())
+    return String(format: "%d m %02d s", total / 60, total % 60)
 }
 
 func abbreviate(_ command: String, limit: Int = 120) -> String {

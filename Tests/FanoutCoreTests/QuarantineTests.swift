@@ -89,12 +89,12 @@ import Testing
                                 attempts: [Attempt(outcome: .passed, duration: 1, unit: 1, agent: "a")])
         let counts = Counts(results: [muted, passed])
         #expect(counts.total == 2 && counts.muted == 1 && counts.failed == 0 && counts.failures == 0 && counts.passed == 1)
-        #expect(RunReportAssembly.exitCode(of: [muted, passed]) == .success)
+        #expect(Verdict.exitCode(Counts(results: [muted, passed])) == .success)
 
         var unmuted = muted
         unmuted.id = TestID(module: "App", suite: "Network", name: "testOther")
         unmuted.quarantine = nil
-        #expect(RunReportAssembly.exitCode(of: [muted, unmuted, passed]) == .testFailures, "another failure still fails it")
+        #expect(Verdict.exitCode(Counts(results: [muted, unmuted, passed])) == .testFailures, "another failure still fails it")
         var mutedPass = passed
         mutedPass.quarantine = Self.entry("App.Disk")
         #expect(Counts(results: [mutedPass]).passed == 1 && Counts(results: [mutedPass]).muted == 0,

@@ -142,12 +142,12 @@ import Testing
     }
 
     @Test func aClassIsAsBadAsItsWorstTest() {
-        #expect(RunReportAssembly.classOutcome([.passed, .crashed, .failed]) == .crashed)
-        #expect(RunReportAssembly.classOutcome([.passed, .notRun]) == .notRun)
-        #expect(RunReportAssembly.classOutcome([.skipped, .skipped]) == .skipped)
-        #expect(RunReportAssembly.classOutcome([.passed, .skipped]) == .passed)
-        #expect(RunReportAssembly.classOutcome([.passed, .flaky]) == .flaky)
-        #expect(RunReportAssembly.classOutcome([]) == .passed)
+        #expect(Verdict.class([.passed, .crashed, .failed]) == .crashed)
+        #expect(Verdict.class([.passed, .notRun]) == .notRun)
+        #expect(Verdict.class([.skipped, .skipped]) == .skipped)
+        #expect(Verdict.class([.passed, .skipped]) == .passed)
+        #expect(Verdict.class([.passed, .flaky]) == .flaky)
+        #expect(Verdict.class([]) == .passed)
     }
 
     @Test func aClassThatDidNotRunWholeDoesNotTeachTheHistory() throws {

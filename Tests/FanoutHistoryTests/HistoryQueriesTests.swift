@@ -184,11 +184,11 @@ struct HistoryQueriesTests {
         ([1.0, 2, 3], 0.0, 1.0),
     ])
     func percentileInterpolatesBetweenRanks(values: [Double], fraction: Double, expected: Double) {
-        let result = percentile(values, fraction) ?? .nan
+        let result = Statistics.percentile(values, fraction) ?? .nan
         #expect(abs(result - expected) < 1e-9)
     }
 
     @Test func percentileOfNothingIsNil() {
-        #expect(percentile([], 0.5) == nil)
+        #expect(Statistics.percentile([], 0.5) == nil)
     }
 }

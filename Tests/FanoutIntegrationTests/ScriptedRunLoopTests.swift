@@ -5,13 +5,14 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The real run loop (RunState, AgentServer, the collector and XCTest's parser) on scripted agents: no test process,
-/// no SSH. The run loop keeps time with a real clock, so scripted tests take milliseconds; only the straggler and
-/// re-admission cases wait about a second, because those rules are a matter of time (a unit must overrun its
-/// estimate by a second; a lost agent is retried after a second).
+/// The real run loop (Dispatcher, AgentServer, UnitExecution, the collector and XCTest's parser) on scripted agents:
+/// no test process, no SSH. The coordinator and the agents keep time on one `VirtualClock`, which jumps to the next
+/// deadline whenever the run has settled: the straggler (a unit must overrun its estimate by a second), the steals,
+/// the time limits and the re-admission back-off (a second) take virtual time, and no test waits for real time.
 @Suite(.timeLimit(.minutes(1))) struct ScriptedRunLoopTests {
     /// Runs `script` on these agents, the catalog handed straight to the coordinator (no discovery process).
-    func run(_ script: Script, on agents: [ScriptedTransport], _ configure: (inout RunSettings) -> Void = { _ in },
+    func run(_ script: Script, on agents: [ScriptedTransport], clock: VirtualClock,
+             _ configure: (inout RunSettings) -> Void = { _ in },
              phase: @escaping @Sendable (String) -> Void = { _ in }) async throws -> RunOutcome {
         let dir = try TempDir()
         let binary = dir.file("Scripted.xctest")
@@ -23,10 +24,10 @@ import Testing
         configure(&settings)
         let catalog = script.catalog
         let coordinator = Coordinator(settings: settings, transports: agents, discover: { _, _ in catalog },
-                                      progress: { event in
+                                      clock: clock, progress: { event in
                                           if case .phase(let text) = event { phase(text) }
                                       })
-        return try await coordinator.run()
+        return try await clock.run { try await coordinator.run() }
     }
 
     /// Every scripted test is in the report exactly once, with an outcome.
@@ -36,9 +37,10 @@ import Testing
     }
 
     @Test func everyScriptedTestEndsInTheReportOnce() async throws {
+        let clock = VirtualClock()
         let script = Script.passing(classes: 6, tests: 3)
-        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 2, script: script),
-                                                 ScriptedTransport(name: "b", slots: 2, script: script)])
+        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 2, script: script, clock: clock),
+                                                 ScriptedTransport(name: "b", slots: 2, script: script, clock: clock)], clock: clock)
         let report = outcome.report
         #expect(outcome.exitCode == .success)
         expectEveryTestOnce(report, script)
@@ -49,9 +51,10 @@ import Testing
     }
 
     @Test func aLostAgentsUnfinishedWorkIsRequeuedOnAnother() async throws {
+        let clock = VirtualClock()
         let script = Script.passing(classes: 4, tests: 3)
-        let lost = ScriptedTransport(name: "lost", slots: 1, script: script, loseAfter: 1)
-        let outcome = try await run(script, on: [lost, ScriptedTransport(name: "ok", slots: 1, script: script)])
+        let lost = ScriptedTransport(name: "lost", slots: 1, script: script, loseAfter: 1, clock: clock)
+        let outcome = try await run(script, on: [lost, ScriptedTransport(name: "ok", slots: 1, script: script, clock: clock)], clock: clock)
         let report = outcome.report
         #expect(outcome.exitCode == .success, "\(report.warnings)")
         expectEveryTestOnce(report, script)
@@ -67,10 +70,11 @@ import Testing
     }
 
     @Test func aFailedTestIsRetriedOnAnotherAgent() async throws {
+        let clock = VirtualClock()
         let flaky = TestID(module: "M", suite: "C1", name: "t0")
         let script = Script.passing(classes: 3, tests: 2).with([flaky: [.failed(0.002), .passed(0.002)]])
-        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 1, script: script),
-                                                 ScriptedTransport(name: "b", slots: 1, script: script)]) {
+        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 1, script: script, clock: clock),
+                                                 ScriptedTransport(name: "b", slots: 1, script: script, clock: clock)], clock: clock) {
             $0.retries = 1
         }
         let report = outcome.report
@@ -84,10 +88,11 @@ import Testing
     }
 
     @Test func aCrashAndAHangEndWithTheirOutcomesAndTheRestStillRuns() async throws {
+        let clock = VirtualClock()
         let crash = TestID(module: "M", suite: "C0", name: "t1")
         let hang = TestID(module: "M", suite: "C2", name: "t0")
         let script = Script.passing(classes: 3, tests: 3).with([crash: [.crash], hang: [.hang]])
-        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 2, script: script)]) {
+        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 2, script: script, clock: clock)], clock: clock) {
             // A scripted process reports no CPU time, so only the ceiling can stop its hang.
             $0.timeLimits.ceiling = 0.5
             $0.splitClasses = false
@@ -103,11 +108,12 @@ import Testing
     }
 
     @Test func aStragglerGetsATwinAndTheFirstToFinishWins() async throws {
+        let clock = VirtualClock()
         let slow = TestID(module: "M", suite: "C0", name: "t0")
         let script = Script([(slow, [.hang, .passed(0.002)])])
         let phases = Mutex<[String]>([])
-        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 1, script: script),
-                                                 ScriptedTransport(name: "b", slots: 1, script: script)],
+        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 1, script: script, clock: clock),
+                                                 ScriptedTransport(name: "b", slots: 1, script: script, clock: clock)], clock: clock,
                                     { $0.timeLimits.ceiling = 30 }, phase: { text in phases.withLock { $0.append(text) } })
         let report = outcome.report
         #expect(outcome.exitCode == .success)
@@ -121,8 +127,9 @@ import Testing
     }
 
     @Test func idleSlotsStealTheUnstartedTailOfARunningUnit() async throws {
+        let clock = VirtualClock()
         let script = Script((0..<8).map { (TestID(module: "M", suite: "Migrations", name: "t\($0)"), [.passed(0.12)]) })
-        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 4, script: script)])
+        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 4, script: script, clock: clock)], clock: clock)
         let report = outcome.report
         #expect(outcome.exitCode == .success)
         expectEveryTestOnce(report, script)
@@ -139,10 +146,11 @@ import Testing
     }
 
     @Test func aLostAgentThatComesBackIsReadmitted() async throws {
+        let clock = VirtualClock()
         // Enough work for the other agent to be busy past the one-second back-off.
         let script = Script.passing(classes: 6, tests: 3, seconds: 0.1)
-        let returning = ScriptedTransport(name: "returning", slots: 1, script: script, loseAfter: 1, comesBack: true)
-        let outcome = try await run(script, on: [returning, ScriptedTransport(name: "steady", slots: 1, script: script)]) {
+        let returning = ScriptedTransport(name: "returning", slots: 1, script: script, loseAfter: 1, comesBack: true, clock: clock)
+        let outcome = try await run(script, on: [returning, ScriptedTransport(name: "steady", slots: 1, script: script, clock: clock)], clock: clock) {
             $0.splitClasses = false
         }
         let report = outcome.report

@@ -28,7 +28,7 @@ import FoundationXML
                                                          framework: .xctest, destination: r.results[0].destination,
                                                          entry: skipEntry))
         for i in r.results.indices where r.results[i].id.suite.name == "Network" { r.results[i].quarantine = entry }
-        r.exitCode = RunReportAssembly.exitCode(of: r.results).rawValue
+        r.exitCode = Verdict.exitCode(Counts(results: r.results)).rawValue
         return r
     }
 

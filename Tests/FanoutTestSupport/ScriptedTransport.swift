@@ -8,14 +8,15 @@ import Synchronization
 /// assertion, the suite summary, a runtime trap on standard error), so the coordinator's real parser and run loop
 /// see what they see in production.
 ///
-/// The run loop measures time with a real clock (unit times, straggler and steal decisions, time limits), so the
-/// scripted durations are real but tiny: milliseconds. Waits are polled every 2 ms, so a loss of the agent or a
-/// cancel is noticed at once.
+/// Scripted durations pass on the clock it is handed: a `VirtualClock` shared with the coordinator (the run takes
+/// no real time, however long its script), or a real clock (then keep them tiny: milliseconds). Waits are polled
+/// every 2 ms of that clock, so a loss of the agent or a cancel is noticed at once.
 public final class ScriptedTransport: Transport {
     public let name: String
     public let slots: Int
     public var kind: TransportKind { TransportKind(rawValue: "scripted") }
     private let script: Script
+    private let clock: any Clock<Duration>
     private let state: Mutex<State>
 
     private struct State {
@@ -36,8 +37,11 @@ public final class ScriptedTransport: Transport {
     ///     to start a test after this many tests started on it.
     ///   - comesBack: after the loss the agent can be deployed to again (re-admission); else every later deployment
     ///     fails.
-    public init(name: String, slots: Int, script: Script, loseAfter: Int? = nil, comesBack: Bool = false) {
+    ///   - clock: what scripted durations pass on.
+    public init(name: String, slots: Int, script: Script, loseAfter: Int? = nil, comesBack: Bool = false,
+                clock: any Clock<Duration> = ContinuousClock()) {
         self.name = name
+        self.clock = clock
         self.slots = slots
         self.script = script
         state = Mutex(State(loseAfter: loseAfter, comesBack: comesBack))
@@ -86,8 +90,7 @@ public final class ScriptedTransport: Transport {
 
     /// Plays the tests in order and returns how the process ended.
     private func play(_ tests: [TestID], timeout: Double?, emit: (ProcessEvent) -> Void) async -> UnitEnding {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let clock = RunClock(self.clock)
         func out(_ line: String) { emit(.output(.stdout, Array((line + "\n").utf8))) }
         func ending(_ stop: Stop) -> UnitEnding {
             switch stop {
@@ -97,15 +100,15 @@ public final class ScriptedTransport: Transport {
             }
         }
         /// Waits until `seconds` after `from`; a loss, the time limit or a cancel stops the wait.
-        func wait(_ seconds: Double, from: ContinuousClock.Instant) async -> Stop? {
+        func wait(_ seconds: Double, from: Double) async -> Stop? {
             while true {
                 if Task.isCancelled { return .cancelled }
                 if let why = state.withLock({ $0.lost }) { return .lost(why) }
-                let elapsed = (clock.now - start).scripted
+                let elapsed = clock.now()
                 if let timeout, elapsed >= timeout { return .timedOut(timeout) }
-                let left = seconds - (clock.now - from).scripted
+                let left = seconds - (elapsed - from)
                 if left <= 0 { return nil }
-                try? await Task.sleep(for: .seconds(min(left, 0.002)))
+                await clock.pause(for: .seconds(min(left, 0.002)))
             }
         }
 
@@ -124,10 +127,10 @@ public final class ScriptedTransport: Transport {
                 return true
             }
             if losing, let why = state.withLock({ $0.lost }) { return .agentLost(why) }
-            if let stop = await wait(0, from: clock.now) { return ending(stop) }
+            if let stop = await wait(0, from: clock.now()) { return ending(stop) }
             let test = "\(id.suite.name).\(id.name)"
             out("Test Case '\(test)' started at 2026-01-01 00:00:00.000")
-            let began = clock.now
+            let began = clock.now()
             switch script.start(id) {
             case .passed(let seconds):
                 if let stop = await wait(seconds, from: began) { return ending(stop) }
@@ -177,11 +180,4 @@ public final class ScriptedTransport: Transport {
 public struct ScriptedAgentLost: Error, CustomStringConvertible {
     public var reason: String
     public var description: String { "the agent is gone (\(reason))" }
-}
-
-extension Duration {
-    /// Seconds as a Double.
-    fileprivate var scripted: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }

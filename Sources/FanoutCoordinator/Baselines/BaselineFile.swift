@@ -202,9 +202,7 @@ public struct BaselineFile: Codable, Sendable, Hashable {
             if settings.failOnPerfRegression { records[i].verdict?.failsRun = true }
         }
         report.measurements = records
-        if regressed, settings.failOnPerfRegression, report.exitCode == 0 || report.exitCode == 3 {
-            report.exitCode = RunExitCode.testFailures.rawValue
-        }
+        if regressed, settings.failOnPerfRegression { report.exitCode = Verdict.failingOnRegression(report.exitCode) }
         return regressed
     }
 

@@ -14,6 +14,8 @@ public final class Coordinator: Sendable {
     private let injected: [any Transport]?
     private let discover: Discover
     private let progress: ProgressHandler
+    /// What the run keeps time with (`ContinuousClock`; tests hand in a virtual clock).
+    private let clock: any Clock<Duration>
     private let interruption = Mutex(RunExitCode.interrupted)
 
     /// Says why the run is about to be cancelled (SIGTERM rather than SIGINT): the report's exit code follows it.
@@ -32,8 +34,9 @@ public final class Coordinator: Sendable {
 
     /// `discover` lists a product's tests for a destination: tests hand a catalog in instead of running a binary.
     init(settings: RunSettings, transports: [any Transport]?, discover: @escaping Discover,
-         progress: @escaping ProgressHandler) {
+         clock: any Clock<Duration> = ContinuousClock(), progress: @escaping ProgressHandler) {
         self.settings = settings
+        self.clock = clock
         self.injected = transports
         self.discover = discover
         self.progress = progress
@@ -87,9 +90,7 @@ public final class Coordinator: Sendable {
     public func run() async throws(FanoutError) -> RunOutcome {
         let startedAt = Date()
         let runID = Self.makeRunID(startedAt)
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        let now: @Sendable () -> Double = { (clock.now - t0).seconds }
+        let clock = RunClock(self.clock)
 
         let reportDirectory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
             ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: runID)
@@ -104,9 +105,9 @@ public final class Coordinator: Sendable {
         progress(.planned(tests: prepared.testCount, items: prepared.items.count, slots: prepared.slots,
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
-        let state = RunState(scheduler: Scheduler(items: prepared.items, options: preparation.schedulerOptions),
+        let state = Dispatcher(scheduler: Scheduler(items: prepared.items, options: preparation.schedulerOptions),
                              items: prepared.items, requeueBudget: settings.requeueBudget,
-                             retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots,
+                             retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots, clock: clock,
                              deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
                              capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
                              untilFailure: settings.untilFailure, progress: progress)
@@ -120,9 +121,10 @@ public final class Coordinator: Sendable {
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
                 + ": its tests cannot run")
         }
-        var server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state,
-                                 progress: progress, now: now)
-        server.reportDirectory = reportDirectory
+        let execution = UnitExecution(prepared: prepared, state: state, progress: progress,
+                                      attachments: AttachmentWriter(directory: reportDirectory))
+        let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state, progress: progress,
+                                 execution: execution)
         let (interrupted, usable) = await dispatch(transports: transports, server: server)
         await withTaskGroup(of: Void.self) { group in
             for transport in transports { group.addTask { await transport.shutdown() } }
@@ -131,7 +133,7 @@ public final class Coordinator: Sendable {
         if usable.isEmpty, !nothingToRun {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
-        var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: now(),
+        var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: clock.now(),
                                     interrupted: interrupted, transports: transports, usable: usable)
         report.product.sha256 = await digest.value
         return finish(&report, interrupted: interrupted, reportDirectory: reportDirectory)
@@ -159,11 +161,12 @@ public final class Coordinator: Sendable {
     // MARK: - After the run
 
     /// Gathers what the run left behind and has Core assemble the report from it.
-    private func assemble(prepared: Prepared, state: RunState, runID: String, startedAt: Date, now: Double,
+    private func assemble(prepared: Prepared, state: Dispatcher, runID: String, startedAt: Date, now: Double,
                           interrupted: Bool, transports: [any Transport], usable: [String]) async -> RunReport {
         let reason = interrupted ? "the run was interrupted before this test ran"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
-        let overheads = await state.measuredOverheads
+        let ledger = await state.ledger
+        let overheads = ledger.measuredOverheads
         let resources = await state.resources
         // Only usable agents' slots serve a destination: the measured lower bound of each destination uses them.
         let serving = Dictionary(uniqueKeysWithValues: prepared.destinations.map { spec in
@@ -192,9 +195,9 @@ public final class Coordinator: Sendable {
             anyAgentUsable: !usable.isEmpty || (prepared.items.isEmpty && prepared.selective != nil),
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
-            slotsServing: serving, items: prepared.items, units: await state.finished.map(\.record),
-            results: prepared.quarantine.apply(to: await state.results(reasonForMissing: reason)), measurements: await state.measurements,
-            warnings: await state.warnings, steals: await state.steals, shard: settings.shard, wall: now)
+            slotsServing: serving, items: prepared.items, units: ledger.finished.map(\.record),
+            results: prepared.quarantine.apply(to: await state.results(reasonForMissing: reason)), measurements: ledger.measurements,
+            warnings: ledger.warnings, steals: await state.steals, shard: settings.shard, wall: now)
         if settings.isRepeating {
             assembly.repeatRun = RepeatReport(repetitions: settings.repetitions, untilFailure: settings.untilFailure,
                                               seed: prepared.seed ?? 0)

@@ -81,21 +81,11 @@ public struct RunReportAssembly: Sendable {
         return report
     }
 
-    /// Interrupted: the interruption's code. Else any failure, crash or time-out: 1. Else a test not run, no usable
-    /// agent, or a unit with a problem (it selected zero tests, exited oddly): 3. Else success.
+    /// The run's exit code (the rule is `Verdict.exitCode`): trouble with the infrastructure is no usable agent, or
+    /// a unit with a problem (it selected zero tests, exited oddly).
     public var exitCode: RunExitCode {
-        if let interruption { return interruption }
-        let code = Self.exitCode(of: results)
-        if code != .success { return code }
-        let infrastructure = !anyAgentUsable || counted.contains { $0.result.problem != nil }
-        return infrastructure ? .infrastructure : .success
-    }
-
-    /// What the results alone say: a failure, crash or time-out (muted ones aside) is 1, else a test not run is 3.
-    public static func exitCode(of results: [TestResult]) -> RunExitCode {
-        let counts = Counts(results: results)
-        if counts.failures > 0 { return .testFailures }
-        return counts.notRun > 0 ? .infrastructure : .success
+        Verdict.exitCode(Counts(results: results), infrastructure: !anyAgentUsable || counted.contains { $0.result.problem != nil },
+                         interruption: interruption)
     }
 
     /// The honest bound comes from the tests alone, and from the CPU their units consumed on the cores of their
@@ -199,7 +189,7 @@ public struct RunReportAssembly: Sendable {
                 testCount: wanted.count, estimate: parts.reduce(0) { $0 + $1.estimate } / repetitions,
                 estimateSource: parts.count > 1 ? "\(first.source) · split in \(parts.count)" : first.source.description,
                 actual: times.isEmpty ? nil : times.reduce(0, +) / repetitions,
-                outcome: classOutcome(byClass[key] ?? []), timingIsComplete: complete,
+                outcome: Verdict.class(byClass[key] ?? []), timingIsComplete: complete,
                 agent: runs.last?.agent)
             report.cpuSeconds = classCPU(first.suite, attempts: attemptsByClass[key] ?? [], units: runs)
             return report
@@ -228,13 +218,6 @@ public struct RunReportAssembly: Sendable {
             total = (total ?? 0) + cpu * share
         }
         return total
-    }
-
-    /// The worst failure or not-run of the class; else skipped when every test skipped; else flaky or passed.
-    public static func classOutcome(_ outcomes: [Outcome]) -> Outcome {
-        if let worst = outcomes.filter({ $0.isFailure || $0 == .notRun }).max() { return worst }
-        if !outcomes.isEmpty, outcomes.allSatisfy({ $0 == .skipped }) { return .skipped }
-        return outcomes.contains(.flaky) ? .flaky : .passed
     }
 
     /// Reports keep milliseconds: a report read back from report.json equals the one written.

@@ -104,14 +104,8 @@ public struct Estimator: Sendable, Hashable {
         }
     }
 
-    /// Linear-interpolated percentile (the common "type 7" definition). `p` in 0...1.
+    /// The estimator's percentile: `Statistics.percentile`, and 0 when nothing is known. `p` in 0...1.
     public static func percentile(_ values: [Double], _ p: Double) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let rank = min(max(p, 0), 1) * Double(sorted.count - 1)
-        let lower = Int(rank)
-        let upper = min(lower + 1, sorted.count - 1)
-        let fraction = rank - Double(lower)
-        return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+        Statistics.percentile(values, p) ?? 0
     }
 }

@@ -95,11 +95,9 @@ public enum ReportMerger {
         warnings = problems + warnings
 
         let counts = Counts(results: results)
-        var exit: Int32 = counts.failures > 0 ? 1 : (counts.notRun > 0 ? 3 : 0)
-        if !problems.isEmpty, exit == 0 { exit = 3 }
-        for r in reports where r.interrupted || [130, 143].contains(r.exitCode) { exit = max(exit, r.exitCode) }
-        // A shard that failed for another reason (exit 2: bad input, nothing ran) fails the merge too.
-        if exit == 0, let worst = reports.map(\.exitCode).filter({ $0 != 0 }).max() { exit = worst }
+        // Shards that disagree (a test in two of them) are trouble, like a test not run.
+        let exit = Verdict.merged(Verdict.exitCode(counts, infrastructure: !problems.isEmpty),
+                                  shards: reports.map { ($0.exitCode, $0.interrupted) })
 
         let first = reports.min { $0.startedAt < $1.startedAt }
         let timing = mergedTiming(reports.map(\.timing), agents: agents)

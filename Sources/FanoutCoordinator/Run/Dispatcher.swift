@@ -1,54 +1,20 @@
 import FanoutCore
 import Foundation
 
-/// A slot: one place on one agent where one test process runs at a time.
-struct SlotRef: Sendable, Hashable {
-    var agent: String
-    var index: Int
-}
-
-/// One unit that ended, with everything the report needs about it.
-struct FinishedUnit: Sendable {
-    var unit: WorkUnit
-    /// Stopped because its twin (a straggler or its backup) finished first: its results are not counted.
-    var superseded = false
-    /// Work stealing: the unit whose not-yet-started tests this unit took over, and how many tests this unit handed
-    /// over to others.
-    var takenFrom: Int?
-    var handedOver = 0
-    var slot: SlotRef
-    var startedAt: Double
-    var endedAt: Double
-    var ending: UnitEnding
-    var command: String
-    var log: String
-    var result: UnitResult
-    /// What its processes consumed, when the agent measured it.
-    var usage: ResourceUsage? = nil
-}
-
-extension FinishedUnit {
-    /// What the report keeps of it.
-    var record: UnitRecord {
-        UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: startedAt, endedAt: endedAt,
-                   ending: ending.description, superseded: superseded, takenFrom: takenFrom, handedOver: handedOver,
-                   command: command, log: log, result: result, usage: usage)
-    }
-}
-
-/// The mutable heart of a run: the queue, the results so far, and the slots waiting for work.
-/// One actor owns it; slot tasks ask it for work and hand results back.
-actor RunState {
+/// The run's dispatcher: the queue, the units running and the slots waiting for work, twins of stragglers and
+/// steals (Dispatcher+Stealing), CPU-aware admission (Dispatcher+Capacity). What the units produced goes to its
+/// `RunLedger`. One actor owns both; slot tasks ask it for work and hand finished units back. It keeps time with
+/// the run's `RunClock`: idle slots look again every `lookAgain` of it.
+actor Dispatcher {
     var scheduler: Scheduler
-    private let expected: [ResultKey: (TestID, Framework)]
-    private var attempts: [ResultKey: [Attempt]] = [:]
+    private(set) var ledger: RunLedger
+    let clock: RunClock
     var running: [Int: Running] = [:]
     private var cancellers: [Int: @Sendable () -> Void] = [:]
     private var superseded: Set<Int> = []
-    private var overheads: [String: (sum: Double, count: Int)] = [:]
     private var timerArmed = false
     let straggler = StragglerPolicy()
-    /// Work stealing (RunState+Stealing.swift): tests each running unit handed over, parts waiting for an idle slot,
+    /// Work stealing (Dispatcher+Stealing.swift): tests each running unit handed over, parts waiting for an idle slot,
     /// test times seen so far in this run (per destination and class), and every steal for the report.
     var handedOver: [Int: Set<TestID>] = [:]
     var stolenParts: [WorkUnit] = []
@@ -83,49 +49,26 @@ actor RunState {
         }
     }
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    private(set) var finished: [FinishedUnit] = []
-    private(set) var warnings: [String] = []
-    private(set) var measurements: [MeasurementRecord] = []
     private var stopped = false
     let requeueBudget: Int
     let progress: ProgressHandler
     private let slots: Int
-    private var failures = 0
-    private var doneCount = 0
-    /// Test runs the run asks for: every test once, or once per repetition under `--repeat`.
-    private let expectedRuns: Int
-    /// `--repeat`: the run's seed (each unit's `FANOUT_SEED` derives from it), and whether the first failure stops
-    /// the hunt; `huntOver` once it has.
-    let runSeed: Int?
+    /// `--repeat`: whether the first failure stops the hunt; `huntOver` once it has.
     private let untilFailure: Bool
     private(set) var huntOver = false
-
-    struct ResultKey: Hashable, Sendable {
-        var destination: String
-        var test: TestID
-    }
-
-    /// The hardware class of each destination that runs on a device (its model and OS), whatever agent runs it.
-    private let deviceClasses: [String: String]
 
     /// CPU-aware packing (see `CapacityPolicy`); nil: off.
     let capacity: CapacityPolicy?
 
-    init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int,
+    init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int, clock: RunClock,
          deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(), runSeed: Int? = nil,
          untilFailure: Bool = false, progress: @escaping ProgressHandler) {
-        self.runSeed = runSeed
+        ledger = RunLedger(items: items, deviceClasses: deviceClasses, runSeed: runSeed, progress: progress)
+        self.clock = clock
         self.untilFailure = untilFailure
-        expectedRuns = items.reduce(0) { $0 + $1.tests.count }
-        self.deviceClasses = deviceClasses
         self.capacity = capacity
         self.retries = retries
         self.scheduler = scheduler
-        var expected: [ResultKey: (TestID, Framework)] = [:]
-        for item in items {
-            for id in item.testIDs { expected[ResultKey(destination: item.destination, test: id)] = (id, item.framework) }
-        }
-        self.expected = expected
         self.requeueBudget = requeueBudget
         self.slots = slots
         self.progress = progress
@@ -133,12 +76,12 @@ actor RunState {
 
     /// The next unit for a free slot. Waits while other units still run (they may give work back); nil when the
     /// run is over for this slot.
-    func next(for slot: SlotRef, now: @Sendable () -> Double) async -> WorkUnit? {
+    func next(for slot: SlotRef) async -> WorkUnit? {
         while true {
             if stopped || huntOver || Task.isCancelled { return nil }
             // Retries avoid the agent their test failed on while another agent is alive to take them.
             let alone = liveAgents.subtracting([slot.agent]).isEmpty
-            let t = now()
+            let t = clock.now()
             let destinations = serves[slot.agent] ?? []
             let mine = running.values.filter { $0.agent == slot.agent }
             // An exclusive unit has its agent to itself; it starts only on an agent with nothing running.
@@ -192,12 +135,15 @@ actor RunState {
         return backup
     }
 
+    /// How often idle slots look again while a unit runs that could still get a twin.
+    static let lookAgain = Duration.milliseconds(250)
+
     /// Idle slots look again from time to time: a straggler is a matter of time, not of an event.
     func armTimer() {
         guard !timerArmed, running.values.contains(where: { $0.twin == nil && !$0.isBackup }) else { return }
         timerArmed = true
-        Task {
-            try? await Task.sleep(for: .milliseconds(250))
+        Task { [clock] in
+            await clock.pause(for: Self.lookAgain)
             self.timerFired()
         }
     }
@@ -213,14 +159,7 @@ actor RunState {
     }
 
     /// Mean start-up cost of a test process measured on this agent (unit time minus the suites' own time).
-    func overhead(on agent: String) -> Double? {
-        guard let o = overheads[agent], o.count > 0 else { return nil }
-        return o.sum / Double(o.count)
-    }
-
-    var measuredOverheads: [String: Double] {
-        overheads.compactMapValues { $0.count > 0 ? $0.sum / Double($0.count) : nil }
-    }
+    func overhead(on agent: String) -> Double? { ledger.overhead(on: agent) }
 
     private var liveAgents: Set<String> = []
     var serves: [String: Set<String>] = [:]
@@ -255,19 +194,16 @@ actor RunState {
         wakeAll()
     }
 
-    func warn(_ text: String) {
-        warnings.append(text)
-        progress(.warning(text))
+    func warn(_ text: String) { ledger.warn(text) }
+
+    /// A test ended, as its line arrived: this run learns its time (stealing), and the ledger counts it.
+    func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int) {
+        testEnded(id, attempt, destination: destination, unit: unit)
+        ledger.testEnded(id, attempt, destination: destination)
     }
 
-    func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int? = nil) {
-        if let unit { testEnded(id, attempt, destination: destination, unit: unit) }
-        if attempt.outcome.isFailure { failures += 1 }
-        doneCount += 1
-        progress(.testEnded(id, destination: destination, outcome: attempt.outcome, duration: attempt.duration,
-                            issues: attempt.issues))
-    }
-
+    /// A unit ended: the ledger keeps what it produced; its leftovers go back to the queue (or are retried, or
+    /// given up); its twin, if it still runs, is stopped; waiting slots look again.
     func complete(_ finishedUnit: FinishedUnit) {
         var done = finishedUnit
         let me = running.removeValue(forKey: done.unit.id)
@@ -275,11 +211,7 @@ actor RunState {
         done.takenFrom = me?.takenFrom
         done.handedOver = handedOver.removeValue(forKey: done.unit.id)?.count ?? 0
         if superseded.contains(done.unit.id) {
-            var lost = done
-            lost.superseded = true
-            finished.append(lost)
-            progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: "stopped: its twin finished first",
-                                duration: done.endedAt - done.startedAt))
+            ledger.superseded(done)
             wakeAll()
             return
         }
@@ -287,43 +219,11 @@ actor RunState {
             superseded.insert(twin)
             cancellers.removeValue(forKey: twin)?()
         }
-        if case .exited = done.ending, !done.result.suiteDurations.isEmpty {
-            let start = max(0, (done.endedAt - done.startedAt) - done.result.suiteDurations.values.reduce(0, +))
-            overheads[done.slot.agent, default: (0, 0)].sum += start
-            overheads[done.slot.agent, default: (0, 0)].count += 1
-        }
-        finished.append(done)
-        let destination = done.unit.destination
-        let seed = runSeed.map { done.unit.seed(run: $0) }
-        func stamped(_ attempt: Attempt, _ id: TestID) -> Attempt {
-            var a = attempt
-            a.repetition = done.unit.repetition(of: id)
-            a.seed = seed
-            return a
-        }
-        for (id, found) in done.result.attempts.sorted(by: { $0.key < $1.key }) {
-            let attempt = stamped(found, id)
-            attempts[ResultKey(destination: destination, test: id), default: []].append(attempt)
-            // Ended tests were reported live as their lines arrived; crashes and time-outs are known only now.
-            if attempt.outcome == .crashed || attempt.outcome == .timedOut {
-                recordTestEnded(id, attempt, destination: destination)
-            }
-        }
-        for m in done.result.measurements {
-            measurements.append(MeasurementRecord(destination: destination, agent: done.slot.agent, measurement: m,
-                                                  hardwareClass: deviceClasses[destination] ?? hardware[done.slot.agent]))
-        }
-        if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
+        ledger.record(done, agentHardwareClass: hardware[done.slot.agent])
         let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.slot.agent,
                                   stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget),
                                   retry: RetryPolicy(retries: retries))
-        for n in after.missing {
-            attempts[ResultKey(destination: destination, test: n.test), default: []].append(stamped(n.attempt, n.test))
-            recordTestEnded(n.test, n.attempt, destination: destination)
-        }
-        for n in after.abandoned {
-            attempts[ResultKey(destination: destination, test: n.test), default: []].append(stamped(n.attempt, n.test))
-        }
+        ledger.record(after, of: done)
         scheduler.requeue(after.requeue)
         // `--until-failure`: the first failure ends the hunt. Nothing new starts; the units running finish, so every
         // repetition before the failing one has run.
@@ -340,11 +240,10 @@ actor RunState {
         wakeAll()
     }
 
+    /// The progress line, its ETA from the estimates of the work queued and running.
     func reportStatus() {
-        let done = min(doneCount, expectedRuns)
         let runningWork = running.values.reduce(0.0) { $0 + $1.unit.estimate }
-        let eta = (scheduler.remainingWork + runningWork) / Double(max(1, slots))
-        progress(.status(done: done, total: expectedRuns, failures: failures, eta: eta))
+        progress(ledger.status(work: scheduler.remainingWork + runningWork, slots: slots))
     }
 
     func wakeAll() {
@@ -353,32 +252,9 @@ actor RunState {
         for c in w { c.resume() }
     }
 
-    /// Every test that was asked for, exactly once, with all of its attempts. Tests that never got an attempt are
-    /// not run, with the reason.
+    /// Every test that was asked for, exactly once, with all of its attempts (see `RunLedger.results`).
     func results(reasonForMissing: String) -> [TestResult] {
-        let reason = huntOver ? "not run: --until-failure stopped the run at the first failure, before this test's "
-            + "first repetition" : reasonForMissing
-        return expected.map { key, value -> TestResult in
-            var tries = attempts[key] ?? []
-            if tries.isEmpty {
-                tries = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reason)],
-                                 unit: 0, agent: "")]
-            }
-            // A `--repeat` run's attempts in repetition order; its outcome over the repetitions.
-            let stats = RepeatStats(tries)
-            if stats != nil { tries.sort { ($0.repetition ?? 0) < ($1.repetition ?? 0) } }
-            var result = TestResult(id: value.0, framework: value.1, destination: key.destination,
-                                    outcome: stats == nil ? Self.finalOutcome(tries) : RepeatStats.outcome(tries),
-                                    attempts: tries)
-            result.repeats = stats
-            return result
-        }.sorted { ($0.destination, $0.id) < ($1.destination, $1.id) }
-    }
-
-    /// The last attempt decides; a pass after a failure is flaky.
-    static func finalOutcome(_ attempts: [Attempt]) -> Outcome {
-        guard let last = attempts.last?.outcome else { return .notRun }
-        if last == .passed, attempts.dropLast().contains(where: { $0.outcome.isFailure }) { return .flaky }
-        return last
+        ledger.results(reasonForMissing: huntOver ? "not run: --until-failure stopped the run at the first failure, "
+            + "before this test's first repetition" : reasonForMissing)
     }
 }

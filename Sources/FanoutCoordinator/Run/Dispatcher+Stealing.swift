@@ -3,7 +3,7 @@ import FanoutCore
 /// Work stealing at test boundaries (the rule is Core's `StealPolicy`). When a slot is idle and nothing it can take
 /// is queued, the not-yet-started tail of a running unit is cut into parts for the idle slots; the original is
 /// stopped as it starts the first stolen test (`testStarted` tells its consumer), so every test runs once.
-extension RunState {
+extension Dispatcher {
     /// Each running unit's own process reports every test it starts. True: that test was taken over by another
     /// unit, so this process must stop now (and the test is not this unit's to report).
     func testStarted(_ id: TestID, unit: Int, now: Double) -> Bool {

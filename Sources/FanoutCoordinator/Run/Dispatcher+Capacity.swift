@@ -2,7 +2,7 @@ import FanoutCore
 
 /// CPU-aware packing (the rule is Core's `CapacityPolicy`): each machine's cores and memory are capacities, like
 /// slots. Agents that share a machine (a fleet on one host, or local slots beside it) share its cores.
-extension RunState {
+extension Dispatcher {
     /// The machine an agent runs on: its reported identity, else the agent itself.
     func machine(of agent: String) -> String { resources[agent]?.machine ?? "agent:" + agent }
 
