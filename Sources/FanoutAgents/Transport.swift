@@ -95,6 +95,14 @@ public protocol Transport: Sendable {
     /// The machine's cores and memory (read once per run): capacities for planning and the CPU lower bound.
     /// Nil when the agent cannot tell.
     func resources() async -> AgentResources?
+
+    /// `fanout agents check`: reaches the agent and reports what a run would need of it (toolchain, disk, cores,
+    /// dispatch latency over `latencyRuns` no-op commands), without deploying anything.
+    func probe(latencyRuns: Int) async -> AgentProbe
+
+    /// Kills every process any transport of this kind started, at once (a second Ctrl-C), waiting at most
+    /// `deadline` seconds. Synchronous: it runs while the coordinator is about to exit.
+    static func emergencyStop(deadline: Double)
 }
 
 /// The destinations an agent serves: those it names, else those whose required tags it has.
@@ -154,6 +162,10 @@ extension Transport {
     public var serving: AgentServing { .everything }
     public var details: AgentDetails { AgentDetails() }
     public func resources() async -> AgentResources? { nil }
+    public func probe(latencyRuns: Int) async -> AgentProbe {
+        AgentProbe(failure: "a \(kind) agent cannot be probed")
+    }
+    public static func emergencyStop(deadline: Double) {}
 }
 
 /// `Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz × 8` from the output of `HardwareClass.probe`.

@@ -8,6 +8,9 @@ import Darwin
 
 /// Worker slots on this machine: test processes run as children of the coordinator.
 public struct LocalTransport: Transport {
+    /// Kills every process group still running on this machine (`LocalProcess.killAll`).
+    public static func emergencyStop(deadline: Double) { LocalProcess.killAll() }
+
     public let name: String
     public let slots: Int
     public var kind: TransportKind { .local }

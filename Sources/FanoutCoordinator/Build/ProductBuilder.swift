@@ -6,7 +6,7 @@ import Foundation
 /// Builds a package's tests (`swift build --build-tests`) and finds the test product, or checks a given bundle.
 public struct ProductBuilder: Sendable {
     public let settings: RunSettings
-    private let shell = LocalTransport(name: "build", slots: 1)
+    private let shell = LocalShell("build")
 
     public init(settings: RunSettings) {
         self.settings = settings

@@ -41,7 +41,7 @@ public struct ConfigTemplate: Sendable, Equatable {
         guard let swift = ProductBuilder.findSwift() else {
             throw FanoutError("cannot find the `swift` command on PATH", hint: "Install a Swift toolchain (Swift 6).")
         }
-        let shell = LocalTransport(name: "init", slots: 1)
+        let shell = LocalShell("init")
         let (ending, out, err) = await shell.capture(
             Command(executable: swift, arguments: ["package", "dump-package", "--package-path", path]), timeout: 300)
         guard case .exited(0) = ending else {

@@ -5,7 +5,7 @@ import Foundation
 
 /// Lists the tests of a built product, once per build, with each framework's runner.
 public struct Discovery: Sendable {
-    private let shell = LocalTransport(name: "discovery", slots: 1)
+    private let shell = LocalShell("discovery")
 
     public init() {}
 

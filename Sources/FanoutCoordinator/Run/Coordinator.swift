@@ -51,16 +51,10 @@ public final class Coordinator: Sendable {
         RunPreparation(settings: settings, slotCount: slotCount, discover: discover, progress: progress)
     }
 
-    /// The agents of this run: each product is packed once for every SSH agent.
-    /// `routes`: each agent's, in the order of `settings.agents` (resolved once, by `resolveRoutes`).
-    private func makeTransports(routes: [SSHRoute]) -> ([any Transport], ProductArchives?) {
-        if let injected { return (injected, nil) }
-        if settings.agents.isEmpty { return ([LocalTransport(slots: settings.slots)], nil) }
-        let archives = ProductArchives()
-        let transports = settings.agents.enumerated().map { i, spec in
-            SSHTransport(spec: spec, settings: settings.ssh, archives: archives, route: i < routes.count ? routes[i] : nil)
-        }
-        return (transports, archives)
+    /// The agents of this run (`AgentFleet`: the config's SSH agents, else local slots), or those handed in.
+    private func makeFleet(routes: [SSHRoute]) -> AgentFleet {
+        if let injected { return AgentFleet(transports: injected) }
+        return AgentFleet(agents: settings.agents, ssh: settings.ssh, routes: routes, localSlots: settings.slots)
     }
 
     /// Every agent's route resolves (its ~/.ssh/config alias, ProxyJump, keys): a mistake there is bad input (exit 2),
@@ -115,7 +109,8 @@ public final class Coordinator: Sendable {
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
         let nothingToRun = prepared.items.isEmpty && prepared.selective != nil
-        let (transports, archives) = nothingToRun ? ([], nil) : makeTransports(routes: routes)
+        let fleet = nothingToRun ? AgentFleet(transports: []) : makeFleet(routes: routes)
+        let transports = fleet.transports
         for spec in prepared.destinations where !nothingToRun && !transports.contains(where: { !$0.served(of: [spec]).isEmpty }) {
             await state.warn("no agent serves destination \(spec.name)"
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
@@ -126,10 +121,7 @@ public final class Coordinator: Sendable {
         let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state, progress: progress,
                                  execution: execution)
         let (interrupted, usable) = await dispatch(transports: transports, server: server)
-        await withTaskGroup(of: Void.self) { group in
-            for transport in transports { group.addTask { await transport.shutdown() } }
-        }
-        await archives?.discard()
+        await fleet.shutdown()
         if usable.isEmpty, !nothingToRun {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
@@ -297,7 +289,6 @@ extension Coordinator {
     /// A second Ctrl-C: kill every local process group this coordinator started, and (within 2 s) every unit it
     /// started on an agent.
     public static func killEverythingNow() {
-        LocalProcess.killAll()
-        SSHTransport.emergencyStop(deadline: 2)
+        AgentFleet.emergencyStop(deadline: 2)
     }
 }

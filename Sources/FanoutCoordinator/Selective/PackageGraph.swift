@@ -55,7 +55,7 @@ struct PackageGraph: Sendable, Decodable {
     /// Asks SwiftPM for the graph of the package at `package`: the JSON of `swift package describe`.
     static func describeJSON(package: String, swift: String) async throws(FanoutError) -> Data {
         let command = Command(executable: swift, arguments: ["package", "--package-path", package, "describe", "--type", "json"])
-        let (ending, out, err) = await LocalTransport(name: "selective", slots: 1).capture(command, timeout: 300)
+        let (ending, out, err) = await LocalShell("selective").capture(command, timeout: 300)
         guard case .exited(0) = ending else {
             let text = String(decoding: err + out, as: UTF8.self).split(separator: "\n").suffix(10).joined(separator: "\n")
             throw FanoutError("selective testing needs the package's targets, and `swift package describe` failed (\(ending)): \(text)",

@@ -143,7 +143,7 @@ struct SelectivePlan: Sendable {
 
     /// A command's standard output, trimmed; nil when it failed.
     private static func output(_ command: Command) async -> String? {
-        let (ending, out, _) = await LocalTransport(name: "selective", slots: 1).capture(command, timeout: 60)
+        let (ending, out, _) = await LocalShell("selective").capture(command, timeout: 60)
         guard case .exited(0) = ending else { return nil }
         return String(decoding: out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -1,0 +1,45 @@
+/// The agents of a run, made from what the user configured: SSH agents when there are any, else local slots. The
+/// Coordinator asks for a fleet and never names a kind of transport; a new kind of agent is added here.
+public struct AgentFleet: Sendable {
+    /// Every kind of transport the product knows: an emergency stop reaches all of them.
+    static let kinds: [any Transport.Type] = [LocalTransport.self, SSHTransport.self]
+
+    public let transports: [any Transport]
+    /// The product packed once for every SSH agent.
+    private let archives: ProductArchives?
+
+    /// `routes`: each SSH agent's, in the order of `agents` (resolved once, by `OpenSSHResolver`); an agent without
+    /// one resolves its own.
+    public init(agents: [SSHAgentSpec], ssh: SSHSettings, routes: [SSHRoute] = [], localSlots: Int) {
+        if agents.isEmpty {
+            transports = [LocalTransport(slots: localSlots)]
+            archives = nil
+            return
+        }
+        let archives = ProductArchives()
+        transports = agents.enumerated().map { i, spec in
+            SSHTransport(spec: spec, settings: ssh, archives: archives, route: i < routes.count ? routes[i] : nil)
+        }
+        self.archives = archives
+    }
+
+    /// Transports made elsewhere (tests, scripted agents).
+    public init(transports: [any Transport]) {
+        self.transports = transports
+        archives = nil
+    }
+
+    /// Shuts every agent down, then deletes what was packed for them.
+    public func shutdown() async {
+        await withTaskGroup(of: Void.self) { group in
+            for transport in transports { group.addTask { await transport.shutdown() } }
+        }
+        await archives?.discard()
+    }
+
+    /// The last thing a coordinator does when told to quit at once: every kind of transport kills what it started,
+    /// waiting at most `deadline` seconds (see `Transport.emergencyStop`).
+    public static func emergencyStop(deadline: Double = 2) {
+        for kind in kinds { kind.emergencyStop(deadline: deadline) }
+    }
+}
