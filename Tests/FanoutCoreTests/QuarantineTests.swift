@@ -102,9 +102,9 @@ import Testing
     }
 
     @Test func applyingTheOutcomeKeepsEveryTestOnceInOrder() {
-        var outcome = QuarantineOutcome()
+        var outcome = QuarantineEffect()
         let skippedID = TestID(module: "App", suite: "Disk", name: "testWrite")
-        outcome.skipped = [QuarantineOutcome.skippedResult(skippedID, framework: .xctest, destination: "linux",
+        outcome.skipped = [QuarantineEffect.skippedResult(skippedID, framework: .xctest, destination: "linux",
                                                            entry: Self.entry("App.Disk", .skip))]
         outcome.muted["linux|\(Self.network)"] = Self.entry("App.Network/testFetch")
         let ran = TestResult(id: Self.network, framework: .xctest, destination: "linux", outcome: .failed,

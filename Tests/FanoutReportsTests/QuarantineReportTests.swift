@@ -24,7 +24,7 @@ import FoundationXML
         var skipEntry = entry
         skipEntry.test = "CoreTests.Disk/testSlow"
         skipEntry.mode = .skip
-        r.results.append(QuarantineOutcome.skippedResult(TestID(module: "CoreTests", suite: "Disk", name: "testSlow"),
+        r.results.append(QuarantineEffect.skippedResult(TestID(module: "CoreTests", suite: "Disk", name: "testSlow"),
                                                          framework: .xctest, destination: r.results[0].destination,
                                                          entry: skipEntry))
         for i in r.results.indices where r.results[i].id.suite.name == "Network" { r.results[i].quarantine = entry }

@@ -282,7 +282,7 @@ public final class SSHTransport: Transport {
         // The agent's own limit is a backstop, later than ours: our timer reports the time-out when we are alive.
         let remote = layout.unitCommand(command, unit: unit, workingDirectory: layout.runDir,
                                         limit: timeout.map { $0 * 1.1 + 30 })
-        let timedOut = Flag()
+        let timedOut = TimeOutMark()
         let task = Task {
             let timer = timeout.map { limit in
                 Task {
@@ -439,8 +439,8 @@ public final class SSHTransport: Transport {
     }
 }
 
-/// A flag set once from any task (a unit's time-out).
-final class Flag: Sendable {
+/// Marks that a unit's backstop timer fired (set by the timer's task, read by the task that ends the unit).
+final class TimeOutMark: Sendable {
     private let value = Mutex(false)
 
     func set() { value.withLock { $0 = true } }

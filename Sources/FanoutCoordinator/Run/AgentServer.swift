@@ -72,48 +72,11 @@ struct AgentServer: Sendable {
             }
             admitted = true
             attempts = 0
-            let ready = binaries
-            await state.agentReady(transport.name, serves: Set(ready.keys),
+            await state.agentReady(transport.name, serves: Set(binaries.keys),
                                    hardwareClass: await transport.hardwareClass(), resources: await transport.resources())
-            let lost = await withTaskGroup(of: (Bool, SlotSimulators).self) { slots in
-                for index in 0..<transport.slots {
-                    let slot = SlotRef(agent: transport.name, index: index)
-                    slots.addTask {
-                        var simulators = SlotSimulators(transport: transport, runID: runID, slot: slot)
-                        var lost = false
-                        while transport.isUsable, let unit = await state.next(for: slot) {
-                            let configured = prepared.spec(unit.destination)?.destination ?? settings.destination
-                            let done: FinishedUnit
-                            do throws(RunnerError) {
-                                let destination = try await simulators.place(configured, retry: unit.items.contains { $0.retry > 0 })
-                                done = await execution.run(unit, on: transport, binary: ready[unit.destination] ?? "",
-                                                           destination: destination, slot: slot)
-                            } catch {
-                                // No simulator, no unit: its tests go back to the queue (within the re-queue budget)
-                                // and this slot stops, while other slots and agents go on.
-                                done = execution.notStarted(unit, slot: slot, reason: error.description)
-                                await state.complete(done)
-                                await state.warn("slot \(slot.index) of \(transport.name) stops: \(error)")
-                                break
-                            }
-                            await state.complete(done)
-                            if case .agentLost(let why) = done.ending {
-                                await state.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
-                                lost = true
-                                break
-                            }
-                        }
-                        if !lost { await simulators.deleteAll() }
-                        return (lost, simulators)
-                    }
-                }
-                var lost = false
-                for await (l, simulators) in slots {
-                    if l { lost = true }
-                    if !simulators.isEmpty { stale.append(simulators) }
-                }
-                return lost
-            }
+            let (lost, left) = await SlotLoop(settings: settings, prepared: prepared, runID: runID, state: state,
+                                              execution: execution, transport: transport, binaries: binaries).run()
+            stale += left
             await state.agentGone(transport.name)
             guard lost, await state.hasWork else { break }
             await transport.reset()

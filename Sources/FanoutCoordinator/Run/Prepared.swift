@@ -17,7 +17,7 @@ public struct Prepared: Sendable {
     public var timeLimits: TimeLimitBook
     public var warnings: [String]
     /// What the quarantine file did: muted tests, and results for the tests it kept from running.
-    public var quarantine = QuarantineOutcome()
+    public var quarantine = QuarantineEffect()
     /// `--selective`: each test target's inputs and decision; nil when the run is not selective.
     var selective: SelectivePlan?
     /// What selective testing decided, for `fanout plan --selective` and the report.

@@ -100,7 +100,7 @@ public struct Quarantine: Sendable, Hashable {
 }
 
 /// What the quarantine did to one run, for the report and the warnings.
-public struct QuarantineOutcome: Sendable, Hashable {
+public struct QuarantineEffect: Sendable, Hashable {
     /// Tests that were not run, one result each (outcome `skipped`, marked with their entry).
     public var skipped: [TestResult] = []
     /// The entry of each muted test, by destination and test.
@@ -146,7 +146,7 @@ public struct QuarantinePlan: Sendable, Hashable {
     /// `destination|Module.Class` of classes that lost some (not all) of their tests: they must be selected test by
     /// test, since selecting the class by name would run the skipped tests too.
     public var trimmed: Set<String>
-    public var outcome: QuarantineOutcome
+    public var outcome: QuarantineEffect
 
     /// - Parameters:
     ///   - selected: each destination's catalog after the filters (what the run would run).
@@ -155,7 +155,7 @@ public struct QuarantinePlan: Sendable, Hashable {
     public init(_ quarantine: Quarantine, selected: [String: Catalog], full: [String: Catalog], today: String) {
         catalogs = selected
         trimmed = []
-        outcome = QuarantineOutcome()
+        outcome = QuarantineEffect()
         for entry in quarantine.expired(today: today) {
             outcome.warnings.append("quarantine: the entry for \(entry.label) expired on \(entry.expires) and no longer "
                 + "applies: fix the test and remove the entry (`fanout quarantine remove \(entry.test)`), or extend its "
@@ -195,9 +195,9 @@ public struct QuarantinePlan: Sendable, Hashable {
                     switch entry.mode {
                     case .mute:
                         kept.append(name)
-                        outcome.muted[QuarantineOutcome.key(destination: destination, test: id)] = entry
+                        outcome.muted[QuarantineEffect.key(destination: destination, test: id)] = entry
                     case .skip:
-                        outcome.skipped.append(QuarantineOutcome.skippedResult(id, framework: suite.framework,
+                        outcome.skipped.append(QuarantineEffect.skippedResult(id, framework: suite.framework,
                                                                                destination: destination, entry: entry))
                     }
                 }
