@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 
 struct ReportCommand: AsyncParsableCommand {
@@ -31,7 +32,7 @@ struct ReportCommand: AsyncParsableCommand {
         var out: String?
 
         mutating func run() async throws {
-            let text = try JobSummary.markdown(fromReport: from)
+            let text = MarkdownWriter().render(try BaselineFile.readReport(from))
             guard let out else {
                 print(text, terminator: "")
                 return
@@ -53,9 +54,9 @@ struct ReportCommand: AsyncParsableCommand {
         var out: String?
 
         mutating func run() async throws {
-            let text = try ReportPages.html(fromReport: from)
+            let text = HTMLWriter().render(try BaselineFile.readReport(from))
             let path = out ?? URL(fileURLWithPath: from).deletingLastPathComponent()
-                .appendingPathComponent(ReportPages.htmlFileName).path
+                .appendingPathComponent(HTMLWriter.fileName).path
             try ReportCommand.write(text, to: path)
             print(path)
         }
@@ -77,7 +78,7 @@ struct ReportCommand: AsyncParsableCommand {
         var out: String
 
         mutating func run() async throws {
-            let (code, problems) = try ReportPages.merge(reports, into: out)
+            let (code, problems) = try ReportMerge.merge(reports, into: out)
             for p in problems { Terminal.err("error: \(p)") }
             print("Merged \(reports.count) report\(reports.count == 1 ? "" : "s") into \(out) (exit \(code))")
             throw ExitCode(code)
