@@ -35,7 +35,7 @@ struct BaselineCommand: AsyncParsableCommand {
         var baselines: String?
 
         mutating func run() async throws {
-            let report = try BaselineFile.readReport(from)
+            let report = try ReportCommand.read(from)
             let path = BaselineCommand.path(baselines)
             var file = try BaselineFile.load(path)
             let result = try file.accept(from: report, testPattern: test)

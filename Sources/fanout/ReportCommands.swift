@@ -9,6 +9,15 @@ struct ReportCommand: AsyncParsableCommand {
         commandName: "report", abstract: "Write another format of a finished run from its report.json.",
         subcommands: [Markdown.self, Html.self, Merge.self])
 
+    /// The report.json given with --from.
+    static func read(_ path: String) throws(FanoutError) -> RunReport {
+        do {
+            return try JSONReportReader().read(from: URL(fileURLWithPath: path))
+        } catch {
+            throw FanoutError(unreadableReport: error)
+        }
+    }
+
     /// Writes a rendered report in one step (a reader never sees half of it).
     static func write(_ text: String, to path: String) throws(FanoutError) {
         do {
@@ -32,7 +41,7 @@ struct ReportCommand: AsyncParsableCommand {
         var out: String?
 
         mutating func run() async throws {
-            let text = MarkdownWriter().render(try BaselineFile.readReport(from))
+            let text = MarkdownWriter().render(try ReportCommand.read(from))
             guard let out else {
                 print(text, terminator: "")
                 return
@@ -54,7 +63,7 @@ struct ReportCommand: AsyncParsableCommand {
         var out: String?
 
         mutating func run() async throws {
-            let text = HTMLWriter().render(try BaselineFile.readReport(from))
+            let text = HTMLWriter().render(try ReportCommand.read(from))
             let path = out ?? URL(fileURLWithPath: from).deletingLastPathComponent()
                 .appendingPathComponent(HTMLWriter.fileName).path
             try ReportCommand.write(text, to: path)

@@ -18,8 +18,10 @@ public enum ReportMerge {
         }
         // Decoding dominates merging the shards of a large suite: the files are decoded at once.
         var reports: [RunReport] = []
-        for read in Parallel.map(files, { file in Result { () throws(FanoutError) in try BaselineFile.readReport(file) } }) {
-            reports.append(try read.get())
+        for read in Parallel.map(files, { file in
+            Result { () throws(ReportDecodingError) in try JSONReportReader().read(from: URL(fileURLWithPath: file)) }
+        }) {
+            reports.append(try read.mapError(FanoutError.init(unreadableReport:)).get())
         }
         let merged = ReportMerger.merge(reports)
         do {
