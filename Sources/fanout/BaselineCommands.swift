@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 
 /// `fanout baseline …`: the performance baselines committed with the project (see docs/baselines.md).

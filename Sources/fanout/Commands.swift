@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 
 struct Fanout: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 
 /// `fanout quarantine …`: the tests whose failures do not fail the run, or that do not run (docs/quarantine.md).

@@ -1,5 +1,6 @@
 import FanoutAgents
 import FanoutCore
+import FanoutReports
 import FanoutSSH
 import Foundation
 

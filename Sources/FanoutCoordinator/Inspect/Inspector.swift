@@ -1,5 +1,6 @@
 import FanoutCore
 import FanoutHistory
+import FanoutReports
 import Foundation
 
 /// Answers `fanout plan`, `fanout list` and `fanout history …` as tables.
