@@ -121,11 +121,11 @@ struct PlanCommand: AsyncParsableCommand {
         }
         let prepared = try await Coordinator(settings: settings, progress: Terminal.plainProgress).prepare()
         for w in prepared.warnings { Terminal.err("warning: \(w)") }
-        if let table = Inspector.shardTable(prepared) {
+        if let table = InspectionTables.shardTable(prepared) {
             print(table.rendered())
             return
         }
-        print(Inspector.planTables(prepared).map { $0.rendered() }.joined(separator: "\n\n"))
+        print(InspectionTables.planTables(prepared).map { $0.rendered() }.joined(separator: "\n\n"))
     }
 }
 
@@ -140,7 +140,7 @@ struct List: AsyncParsableCommand {
     mutating func run() async throws {
         let settings = try common.settings()
         let prepared = try await Coordinator(settings: settings, progress: Terminal.plainProgress).prepare()
-        print(Inspector.listTable(prepared, showTests: tests).rendered())
+        print(InspectionTables.listTable(prepared, showTests: tests).rendered())
     }
 }
 
@@ -190,7 +190,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
         mutating func run() async throws {
             guard propose else {
-                print(try Inspector.flakyTable(path: history, runs: runs).rendered())
+                print(try InspectionTables.flakyTable(path: history, runs: runs).rendered())
                 return
             }
             guard let mode = QuarantineMode(rawValue: mode) else { throw FanoutError("--mode must be mute or skip (got '\(mode)')") }
@@ -236,7 +236,7 @@ struct HistoryCommand: AsyncParsableCommand {
         var limit = 20
 
         mutating func run() async throws {
-            print(try Inspector.historyTables(path: history, destination: destination, limit: limit)
+            print(try InspectionTables.historyTables(path: history, destination: destination, limit: limit)
                 .map { $0.rendered() }.joined(separator: "\n\n"))
         }
     }
@@ -310,21 +310,21 @@ extension HistoryCommand {
 
         mutating func run() async throws {
             let (settings, historyPath) = try location.settings()
-            let outcome: HistoryTransfer.Outcome
+            let result: HistoryTransfer.ImportResult
             if junit {
                 if let destination { try HistoryTransfer.checkDestination(destination, settings) }
                 let fallback = try destination ?? HistoryTransfer.defaultDestination(settings)
-                outcome = try HistoryTransfer.importJUnit(files, historyPath: historyPath, destination: destination,
-                                                          defaultDestination: fallback)
+                result = try HistoryTransfer.importJUnit(files, historyPath: historyPath, destination: destination,
+                                                         defaultDestination: fallback)
             } else {
                 guard destination == nil else {
                     throw FanoutError("--destination applies to --junit only",
                                       hint: "History exports carry the destination of every run.")
                 }
-                outcome = try HistoryTransfer.importExports(files, historyPath: historyPath)
+                result = try HistoryTransfer.importExports(files, historyPath: historyPath)
             }
-            for warning in outcome.warnings { Terminal.err("warning: \(warning)") }
-            print(outcome.summary.description + " into \(historyPath)")
+            for warning in result.warnings { Terminal.err("warning: \(warning)") }
+            print(result.summary.description + " into \(historyPath)")
         }
     }
 }
