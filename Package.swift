@@ -41,8 +41,9 @@ let package = Package(
             "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports", "FanoutAgents",
             .product(name: "Yams", package: "Yams"),
         ], swiftSettings: strict),
+        // The CLI parses, calls the Coordinator and renders: reports through FanoutReports' writers.
         .executableTarget(name: "fanout", dependencies: [
-            "FanoutCoordinator", "FanoutCore",
+            "FanoutCoordinator", "FanoutCore", "FanoutReports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // Benchmarks (not tests): generated suites, every alternative strategy, and large simulated fleets.

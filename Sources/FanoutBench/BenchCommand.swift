@@ -16,14 +16,14 @@ struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a seeded Swift package whose XCTest methods wait (or compute) for fixed times.")
 
-    @Option(name: [.customLong("shape"), .customLong("kind")], help: SuiteShape.help)
-    var shape: SuiteShape
+    @OptionGroup var suiteShape: SuiteShapeOption
     @Option(help: "The seed: the same seed writes the same suite.")
     var seed: UInt64 = 1
     @Option(help: "The package folder to write (created).")
     var out: String
 
     func run() throws {
+        let shape = suiteShape.shape
         let suite = SuiteGenerator.make(shape: shape, seed: seed)
         try SuiteGenerator.write(suite, to: URL(fileURLWithPath: out))
         print("\(shape.rawValue) (seed \(seed)): \(suite.classes.count) classes, \(suite.methodCount) methods; "
@@ -41,25 +41,13 @@ extension SuiteShape: ExpressibleByArgument {
     }
 }
 
-/// Options every command that runs things for real shares.
-struct CommonBenchOptions: ParsableArguments {
-    @Option(help: "Scratch folder for generated suites, histories, reports and fleets (never the repo).")
-    var dir = "/tmp/fanout-bench"
-    @Option(help: "The fanout executable (e.g. `$(swift build -c release --show-bin-path)/fanout`).")
-    var fanout: String
-    @Option(help: "The Fanout repository (for Agents/local-fleet).")
-    var repo = FileManager.default.currentDirectoryPath
-}
-
 struct RunSuite: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "suite",
         abstract: "Generate and build a suite, then run it for real under every strategy, locally and on an SSH fleet.")
 
-    @Option(name: [.customLong("shape"), .customLong("kind")], help: SuiteShape.help)
-    var shape: SuiteShape
-    @Option(help: "The seed of the generated suite.")
-    var seed: UInt64 = 1
+    @OptionGroup var suiteShape: SuiteShapeOption
+    @OptionGroup var suiteSeed: SuiteSeedOption
     @OptionGroup var common: CommonBenchOptions
     @Option(help: "Local slots (and shards of the static strategies).")
     var slots = 8
@@ -75,19 +63,18 @@ struct RunSuite: AsyncParsableCommand {
     var repeats = 1
     @Option(help: "Also run the suite as this many CI jobs (`fanout run --shard I/N` with slots / N slots each, from the warm history) and merge their reports.")
     var ciShards = 0
-    @Option(help: "Where to write the results (JSON).")
-    var json: String?
+    @OptionGroup var output: ResultsFileOption
     @Option(help: "Only these local cases, by strategy (comma-separated: fanout, fanout-cold, fanout-shuffled, fanout-package, fanout-no-packing, count, name, timings, swift-test-parallel, swift-test-parallel-build); all by default.")
     var only: String?
 
     mutating func run() async throws {
         Interrupts.install()
-        var bench = SuiteBench(shape: shape, seed: seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
+        var bench = SuiteBench(shape: suiteShape.shape, seed: suiteSeed.seed, benchDir: common.dir, fanout: common.fanout, repo: common.repo,
                                slots: slots, warmRuns: warmRuns, fleetAgents: fleetAgents, fleetSlots: fleetSlots,
                                fleetPort: fleetPort, repeats: repeats, ciShards: ciShards)
         bench.only = only.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
         let result = try await bench.run()
-        if let json { try JSONFiles.write(result, to: json) }
+        try output.write(result)
         print(MarkdownReport.suiteSection(result))
     }
 }

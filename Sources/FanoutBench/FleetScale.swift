@@ -26,8 +26,7 @@ struct FleetScale: AsyncParsableCommand {
     @Option(help: "The seed of the generated suites.")
     var seed: UInt64 = 1
     @OptionGroup var common: CommonBenchOptions
-    @Option(help: "Where to write the results (JSON).")
-    var json: String?
+    @OptionGroup var output: ResultsFileOption
 
     mutating func run() async throws {
         Interrupts.install()
@@ -73,7 +72,7 @@ struct FleetScale: AsyncParsableCommand {
             throw error
         }
         await fleet.down()
-        if let json { try JSONFiles.write(result, to: json) }
+        try output.write(result)
         print(MarkdownReport.fleetScaleTable(result))
     }
 

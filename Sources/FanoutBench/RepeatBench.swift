@@ -19,10 +19,8 @@ struct RepeatBench: AsyncParsableCommand {
     var slots = 8
     @Option(help: "Rounds: every case runs once per round (the figures are medians over the rounds).")
     var rounds = 3
-    @Option(help: "The seed of the generated suite.")
-    var seed: UInt64 = 1
-    @Option(help: "Where to write the results (JSON).")
-    var json: String?
+    @OptionGroup var suiteSeed: SuiteSeedOption
+    @OptionGroup var output: ResultsFileOption
 
     struct Round: Codable {
         var loop: Double
@@ -47,7 +45,7 @@ struct RepeatBench: AsyncParsableCommand {
         let work = "\(common.dir)/work/repeat"
         try? FileManager.default.removeItem(atPath: work)
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        let suite = SuiteGenerator.make(shape: shape, seed: seed)
+        let suite = SuiteGenerator.make(shape: shape, seed: suiteSeed.seed)
         try SuiteGenerator.write(suite, to: URL(fileURLWithPath: package))
         progress("repeat: \(suite.classes.count) classes, \(suite.methodCount) tests, \(f2(suite.serialTotal)) s serial; building")
         _ = try await Processes.check("swift", ["build", "--build-tests", "--package-path", package], timeout: 1800)
@@ -73,7 +71,7 @@ struct RepeatBench: AsyncParsableCommand {
         let results = Results(repetitions: repetitions, slots: slots, tests: suite.methodCount,
                               serialTotal: suite.serialTotal, rounds: done, loadAverage: [load, SuiteBench.loadAverage()])
         print(Self.table(results))
-        if let json { try JSONFiles.write(results, to: json) }
+        try output.write(results)
     }
 
     /// N sequential `swift test` runs, stopping at none (a flake hunt looks at all of them); the seconds in all.

@@ -36,8 +36,7 @@ struct Report: AsyncParsableCommand {
     var demo: String?
     @Option(help: "How long the whole benchmark took, for people.")
     var elapsed: String?
-    @Option(help: "The Fanout repository (for the commit).")
-    var repo = FileManager.default.currentDirectoryPath
+    @OptionGroup var repository: RepositoryOption
 
     mutating func run() async throws {
         let run: BenchRun
@@ -45,7 +44,7 @@ struct Report: AsyncParsableCommand {
             run = try JSONFiles.read(BenchRun.self, from: from)
         } else if let results, update {
             var base = try JSONFiles.read(BenchRun.self, from: data)
-            let partial = try await Self.collect(results: results, command: command, demo: nil, elapsed: nil, repo: repo)
+            let partial = try await Self.collect(results: results, command: command, demo: nil, elapsed: nil, repo: repository.repo)
             let m = partial.machine
             for var suite in partial.suites {
                 suite.measuredApart = "\(m.date), \(m.commit), by `\(command)`"
@@ -73,7 +72,7 @@ struct Report: AsyncParsableCommand {
             // Real suites measured apart (`fanout-bench real --json-dir DIR`) replace those of the same packages.
             run = base.replacingRealSuites(try base.withRealSuites(from: results, keeping: data).realSuites ?? [])
         } else if let results {
-            var full = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repo)
+            var full = try await Self.collect(results: results, command: command, demo: demo, elapsed: elapsed, repo: repository.repo)
                 .withRealSuites(from: results, keeping: data)
             // Flake hunting runs apart (`--hunt`): a full run keeps the last one measured.
             let kept = try? JSONFiles.read(BenchRun.self, from: data)

@@ -37,8 +37,7 @@ struct ReportPage: AsyncParsableCommand {
     var doc: String?
     @Option(help: "The command that produced the results, as a person would type it.")
     var command = "scripts/bench.sh --page"
-    @Option(help: "The Fanout repository (for the commit).")
-    var repo = FileManager.default.currentDirectoryPath
+    @OptionGroup var repository: RepositoryOption
 
     func validate() throws {
         guard repeats >= 3 else {
@@ -88,7 +87,7 @@ struct ReportPage: AsyncParsableCommand {
             }
         }
         let result = ReportPageResult(
-            command: command, machine: await Report.machine(repo: repo),
+            command: command, machine: await Report.machine(repo: repository.repo),
             loadAverage: "\(loadBefore) before, \(Self.loadAverage()) after",
             chromium: await Processes.run(chromium, ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines),
             tests: report.results.count, failures: report.counts.failures, reportBytes: try size(reportPath),

@@ -21,8 +21,7 @@ struct SelectiveBench: AsyncParsableCommand {
     var rounds = 3
     @Option(help: "Resource files per target (about 2,000 files in all with the default).")
     var resources = 95
-    @Option(help: "Where to write the results (JSON).")
-    var json: String?
+    @OptionGroup var output: ResultsFileOption
 
     struct Round: Codable {
         /// Wall seconds of `fanout run` after a one-file change in L0: selective, and everything.
@@ -116,7 +115,7 @@ struct SelectiveBench: AsyncParsableCommand {
         let results = Results(targets: Self.leaves + Self.middles + Self.tests, testTargets: Self.tests, files: files,
                               slots: slots, rounds: done, loadAverage: [load, SuiteBench.loadAverage()])
         print(Self.table(results))
-        if let json { try JSONFiles.write(results, to: json) }
+        try output.write(results)
     }
 
     /// The `selective` part of a report.json, read as any tool would.

@@ -30,14 +30,13 @@ struct Simulate: ParsableCommand {
     var median = 2.0
     @Option(help: "σ of the lognormal estimates.")
     var sigma = 0.7
-    @Option(help: "Where to write the results (JSON).")
-    var json: String?
+    @OptionGroup var output: ResultsFileOption
 
     func run() throws {
         let sim = Simulation(classes: classes, agents: agents, slotsPerAgent: slots, noise: noise, failFraction: fail,
                              seed: seed, overhead: overhead, median: median, sigma: sigma)
         let r = sim.run()
-        if let json { try JSONFiles.write(r, to: json) }
+        try output.write(r)
         print("""
             simulation: \(r.classes) classes over \(r.agents) agents × \(r.slotsPerAgent) slots, noise \(r.noise), \
             \(r.failedAgents) agents failing (seed \(r.seed))

@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutReports
 
 /// An error a user can act on: what was wrong and how to fix it, and the exit code it maps to.
 public struct FanoutError: Error, Sendable, CustomStringConvertible {
@@ -20,5 +21,13 @@ public struct FanoutError: Error, Sendable, CustomStringConvertible {
         for line in details { text += "\n  " + line }
         if let hint { text += "\n" + hint }
         return text
+    }
+}
+
+extension FanoutError {
+    /// A report.json that could not be read (`fanout baseline accept --from`, `fanout report …`): a usage error,
+    /// saying what to pass instead.
+    public init(unreadableReport error: ReportDecodingError) {
+        self.init("\(error)", hint: "Give --from the report.json of a `fanout run` (in .fanout/reports/<run-id>/).")
     }
 }

@@ -1,5 +1,6 @@
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 import Synchronization
 
@@ -40,7 +41,7 @@ struct RunCommandDriver {
         }
         terminal.close()
         let color = forceColor || (terminal.interactive && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
-        print(outcome.summary(color: color))
+        print(ConsoleSummary(color: color).render(outcome.report))
         for line in JobSummary.annotations(outcome.report, environment: ProcessInfo.processInfo.environment) { print(line) }
         if let dir = outcome.reportDirectory {
             print("Report: \(dir)/report.json, \(dir)/junit.xml, \(dir)/summary.md and \(dir)/report.html")

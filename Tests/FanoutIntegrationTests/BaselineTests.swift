@@ -131,7 +131,7 @@ import Testing
         // The third is slowed by 0.3 s per iteration and fails the run on the regression.
         let third = try await judgedRun(recorded("third", env: ["DEMO_PERF_SLOW": "1"], failOnRegression: true))
         #expect(third.exitCode == .testFailures)
-        let written = try JSONReportWriter().read(from: URL(fileURLWithPath: dir.file("third/report.json")))
+        let written = try JSONReportReader().read(from: URL(fileURLWithPath: dir.file("third/report.json")))
         let record = try measurement(written)
         let trend = try #require(record.trend, "the third report carries its trend")
         #expect(trend.runs.map(\.runID) == [first.report.runID, second.report.runID], "oldest first, itself excluded")

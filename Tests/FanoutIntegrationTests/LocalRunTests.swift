@@ -1,6 +1,7 @@
 import FanoutAgents
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import FanoutRunners
 import Foundation
 import Testing
@@ -218,7 +219,7 @@ import Testing
         #expect(!others.isEmpty && others.allSatisfy { $0.attempts.count == 1 }, "only the failed test runs again")
         let junit = try String(contentsOfFile: dir.file("report/junit.xml"), encoding: .utf8)
         #expect(junit.contains("<flakyFailure"))
-        #expect(outcome.summary(color: false).lowercased().contains("flaky"))
+        #expect(ConsoleSummary(color: false).render(outcome.report).lowercased().contains("flaky"))
         let json = try String(contentsOfFile: dir.file("report/report.json"), encoding: .utf8)
         #expect(json.contains("\"flaky\""))
         let (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])

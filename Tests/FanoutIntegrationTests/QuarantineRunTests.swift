@@ -1,6 +1,7 @@
 import FanoutAgents
 import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 import Testing
 
@@ -37,7 +38,7 @@ import Testing
         #expect(markdown.contains("### Quarantined: 1 muted (1 failed without failing the run)"))
         let html = try String(contentsOfFile: dir.file("report/report.html"), encoding: .utf8)
         #expect(html.contains("<section id=\"quarantined\">"))
-        let console = outcome.summary(color: false)
+        let console = ConsoleSummary(color: false).render(outcome.report)
         #expect(console.contains("Quarantined (1 muted") && console.contains("flaky backend · @ci"))
         // The history keeps its real verdict: its flake score goes on counting while it is muted.
         let (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])

@@ -28,7 +28,7 @@ import Testing
             #expect(!err.contains("locked"), "run \(n) waited for the others instead of failing: \(err)")
         }
         let runIDs = try (0..<3).map { n in
-            try JSONReportWriter().read(from: URL(fileURLWithPath: dir.file("r\(n)/report.json"))).runID
+            try JSONReportReader().read(from: URL(fileURLWithPath: dir.file("r\(n)/report.json"))).runID
         }
         let (store, warnings) = try HistoryStore.open(at: history)
         #expect(warnings.isEmpty)

@@ -109,7 +109,7 @@ import Testing
                     #""peakMemoryBytes" : 314572800"#, #""machine" : "m-1""#] {
             #expect(text.contains(key), "\(key)")
         }
-        #expect(try JSONReportWriter().decode(data) == report)
+        #expect(try JSONReportReader().decode(data) == report)
     }
 
     // MARK: - Merging shards

@@ -8,7 +8,7 @@ import Testing
 
     @Test func roundTripGivesBackTheSameReport() throws {
         let report = Sample.report()
-        let decoded = try writer.decode(writer.encode(report))
+        let decoded = try JSONReportReader().decode(writer.encode(report))
         #expect(decoded == report)
         // Spot checks, so a failure says which part broke.
         #expect(decoded.results.map(\.outcome) == report.results.map(\.outcome))
@@ -18,7 +18,7 @@ import Testing
 
     @Test func emptyReportRoundTrips() throws {
         let report = ReportBuilder().build()
-        #expect(try writer.decode(writer.encode(report)) == report)
+        #expect(try JSONReportReader().decode(writer.encode(report)) == report)
     }
 
     @Test func outputIsStableSortedAndPretty() throws {
@@ -53,7 +53,7 @@ import Testing
         let whole = try JSONReportWriter.encoder(indented: false).encode(report) + [0x0A]
         #expect(written == whole, "byte for byte what one encoder writes")
         #expect(!written.dropLast().contains(0x0A), "one line")
-        #expect(try writer.decode(written) == report)
+        #expect(try JSONReportReader().decode(written) == report)
         // At the limit and below, still indented.
         report.results.removeLast(7)
         #expect(String(decoding: try writer.encode(report), as: UTF8.self).hasPrefix("{\n  \"agents\" : ["))
@@ -78,7 +78,7 @@ import Testing
         b.measurement("M.C/testPerf", average: 0, rsd: .nan, values: [])
         b.classReport("M.C", estimate: .infinity, actual: 1)
         let report = b.build()
-        let decoded = try writer.decode(writer.encode(report))
+        let decoded = try JSONReportReader().decode(writer.encode(report))
         #expect(decoded.measurements[0].measurement.relativeStandardDeviation.isNaN)
         #expect(decoded.classes[0].estimate == .infinity)
     }
@@ -86,14 +86,14 @@ import Testing
     @Test func refusesANewerSchemaVersionSayingWhatToDo() throws {
         var report = Sample.report()
         report.schemaVersion = RunReport.currentSchemaVersion + 1
-        let error = #expect(throws: ReportDecodingError.self) { try writer.decode(writer.encode(report)) }
+        let error = #expect(throws: ReportDecodingError.self) { try JSONReportReader().decode(writer.encode(report)) }
         #expect(error?.reason == .unsupportedSchemaVersion(RunReport.currentSchemaVersion + 1))
         #expect(error?.description.contains("Upgrade fanout") == true)
     }
 
     @Test func saysWhenTheFileIsNotAReport() {
         let notJSON = #expect(throws: ReportDecodingError.self) {
-            try writer.decode(Data("<testsuites/>".utf8), source: "junit.xml")
+            try JSONReportReader().decode(Data("<testsuites/>".utf8), source: "junit.xml")
         }
         guard case .notJSON = notJSON?.reason else {
             Issue.record("expected notJSON, got \(String(describing: notJSON))")
@@ -101,7 +101,7 @@ import Testing
         }
         #expect(notJSON?.description.hasPrefix("junit.xml is not valid JSON") == true)
 
-        let other = #expect(throws: ReportDecodingError.self) { try writer.decode(Data(#"{"name": 1}"#.utf8)) }
+        let other = #expect(throws: ReportDecodingError.self) { try JSONReportReader().decode(Data(#"{"name": 1}"#.utf8)) }
         #expect(other?.reason == .notAFanoutReport)
     }
 
@@ -109,7 +109,7 @@ import Testing
         let text = try #require(String(data: writer.encode(Sample.report()), encoding: .utf8))
         let broken = text.replacingOccurrences(of: "\"outcome\" : \"crashed\"", with: "\"outcome\" : \"exploded\"")
         #expect(broken != text)
-        let error = #expect(throws: ReportDecodingError.self) { try writer.decode(Data(broken.utf8)) }
+        let error = #expect(throws: ReportDecodingError.self) { try JSONReportReader().decode(Data(broken.utf8)) }
         guard case .invalid(let detail)? = error?.reason else {
             Issue.record("expected invalid, got \(String(describing: error))")
             return
@@ -125,10 +125,10 @@ import Testing
         let url = directory.appendingPathComponent("report.json")
         let report = Sample.report()
         try writer.encode(report).write(to: url)
-        #expect(try writer.read(from: url) == report)
+        #expect(try JSONReportReader().read(from: url) == report)
 
         let missing = directory.appendingPathComponent("nope.json")
-        let error = #expect(throws: ReportDecodingError.self) { try writer.read(from: missing) }
+        let error = #expect(throws: ReportDecodingError.self) { try JSONReportReader().read(from: missing) }
         guard case .unreadable? = error?.reason else {
             Issue.record("expected unreadable, got \(String(describing: error))")
             return

@@ -247,7 +247,7 @@ import FoundationXML
         #expect(text.contains("\"hardwareClass\" : \"Xeon × 2\""))
         #expect(text.contains("\"kind\" : \"regression\""))
         #expect(text.contains("\"failsRun\" : true"))
-        let back = try JSONReportWriter().decode(data)
+        let back = try JSONReportReader().decode(data)
         #expect(back == report)
         #expect(back.measurements[0].verdict?.failsRun == true)
     }
@@ -258,6 +258,6 @@ import FoundationXML
         report.measurements[0].hardwareClass = nil
         let text = String(decoding: try JSONReportWriter().encode(report), as: UTF8.self)
         #expect(!text.contains("hardwareClass") && !text.contains("verdict"), "optional fields are left out")
-        #expect(try JSONReportWriter().decode(Data(text.utf8)) == report)
+        #expect(try JSONReportReader().decode(Data(text.utf8)) == report)
     }
 }

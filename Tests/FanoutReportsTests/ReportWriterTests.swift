@@ -16,7 +16,7 @@ import Testing
         let files = try ReportWriter().write(report, to: directory)
         #expect(files.map(\.lastPathComponent) == ["report.json", "junit.xml", "summary.md", "report.html"])
         for file in files { #expect(FileManager.default.fileExists(atPath: file.path)) }
-        #expect(try JSONReportWriter().read(from: files[0]) == report)
+        #expect(try JSONReportReader().read(from: files[0]) == report)
         let junit = try String(contentsOf: files[1], encoding: .utf8)
         #expect(junit == JUnitWriter().render(report))
         let html = try String(contentsOf: files[3], encoding: .utf8)
@@ -26,7 +26,7 @@ import Testing
         var second = report
         second.runID = "second"
         try ReportWriter().write(second, to: directory)
-        #expect(try JSONReportWriter().read(from: files[0]).runID == "second")
+        #expect(try JSONReportReader().read(from: files[0]).runID == "second")
     }
 
     @Test func aFileInTheWayIsReportedWithItsPath() throws {

@@ -59,7 +59,7 @@ import Testing
     @Test func reportJSONKeepsEveryDecision() throws {
         let r = Self.report()
         let data = try JSONReportWriter().encode(r)
-        let back = try JSONReportWriter().decode(data)
+        let back = try JSONReportReader().decode(data)
         #expect(back.selective == r.selective)
         let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         let decisions = (json?["selective"] as? [String: Any])?["decisions"] as? [[String: Any]]

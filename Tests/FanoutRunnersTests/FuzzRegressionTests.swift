@@ -219,7 +219,7 @@ private func minorPageFaults() -> Int {
             "children":[{"name":"testLogin()","nodeIdentifier":"LoginTests/testLogin()","nodeType":"Test Case","result":"Passed",
             "duration":"\(duration)"}]}]}]}
             """
-        let results = try XCResultTests.parse(Array(json.utf8))
+        let results = try XCResultParser.parse(Array(json.utf8))
         #expect(results.map(\.duration) == [0])
     }
 

@@ -1605,7 +1605,7 @@ enum FuzzScaling {
                                 source: .noHistory(secondsPerTest: 0.1))
             events = feed(XcodebuildOutputParser(unit: WorkUnit(id: 1, items: [item])), stdout, stderr, chunk)
         case .resultBundle:
-            events = (try? XCResultTests.parse(stdout).count) ?? 0
+            events = (try? XCResultParser.parse(stdout).count) ?? 0
         case .testList:
             events = (try? TestEnumeration.parse(String(decoding: stdout, as: UTF8.self)).count) ?? 0
         case .xctestrunTargets:

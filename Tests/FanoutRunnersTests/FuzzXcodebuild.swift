@@ -59,7 +59,7 @@ struct XcodebuildCorpus: Sendable {
         for name in bundleNames {
             let bytes = try Self.bytes(name)
             c.bundles.append(bytes)
-            let results = try XCResultTests.parse(bytes)
+            let results = try XCResultParser.parse(bytes)
             for r in results { add(SuiteID(module: r.target, name: r.suite), Self.unitName(r.name)) }
             c.logs.append(FuzzCorpus.lines(Self.unitOutput(results, bundle: bytes)))
         }
@@ -84,7 +84,7 @@ struct XcodebuildCorpus: Sendable {
     /// What a unit of the bundle's tests prints: its console lines in xcodebuild's form, then the bundle between
     /// the marker lines. The console calls the first failed test passed and the last test crashes, so the bundle
     /// has a verdict to correct and one to add.
-    static func unitOutput(_ results: [XCResultTests.Result], bundle: [UInt8]) -> [UInt8] {
+    static func unitOutput(_ results: [XCResultParser.Result], bundle: [UInt8]) -> [UInt8] {
         var out = "Test Suite 'Selected tests' started at 2026-01-11 14:12:06.123.\n"
         var corrected = false
         for (i, r) in results.enumerated() {
@@ -113,10 +113,10 @@ struct XcodebuildCorpus: Sendable {
     }
 }
 
-/// A Test Case node of a generated result bundle and what `XCResultTests` must read from it (nil: nothing).
+/// A Test Case node of a generated result bundle and what `XCResultParser` must read from it (nil: nothing).
 struct BundleCase {
     var json: String
-    var result: XCResultTests.Result?
+    var result: XCResultParser.Result?
 }
 
 /// A test of a generated xcodebuild stream: where it is, and what its console lines said.
@@ -383,7 +383,7 @@ extension FuzzShard {
         if rng.chance(75) {
             // The bundle: mostly the console's verdicts, some corrected, a test missing, one of another unit.
             var cases: [BundleCase] = []
-            var bundled: [TestID: XCResultTests.Result] = [:]
+            var bundled: [TestID: XCResultParser.Result] = [:]
             for test in plan where rng.chance(92) {
                 var status = rng.pick([TestStatus.passed, .failed, .skipped])
                 if let console = test.consoleStatus, rng.chance(80) { status = console }
@@ -490,7 +490,7 @@ extension FuzzShard {
     }
 
     /// A Test Case node for `test` with this verdict (or an unknown one), children that are failure messages at
-    /// various depths and other nodes, and the result `XCResultTests` must read from it.
+    /// various depths and other nodes, and the result `XCResultParser` must read from it.
     mutating func bundleCase(target: String, test: PlannedTest, status: TestStatus?) -> BundleCase {
         let resultText: String?
         var isFailure = status == .failed
@@ -574,7 +574,7 @@ extension FuzzShard {
         case "Skipped": .skipped
         default: nil
         }
-        let read = XCResultTests.Result(target: target, suite: test.suitePath.joined(separator: "/"), name: test.bundleName,
+        let read = XCResultParser.Result(target: target, suite: test.suitePath.joined(separator: "/"), name: test.bundleName,
                                         status: bundleStatus ?? .passed, duration: seconds, issues: issues,
                                         skipReason: bundleStatus == .skipped ? skipReason : nil)
         return BundleCase(json: object(fields), result: bundleStatus == nil ? nil : read)
@@ -583,7 +583,7 @@ extension FuzzShard {
     /// A whole `test-results tests` JSON of these cases, grouped by target and suite as xcresulttool does, with
     /// nodes the reader must pass over (a case outside any suite or bundle, an unnamed bundle, other node types),
     /// and the results it must give, in order.
-    mutating func resultTree(_ cases: [BundleCase], target: String? = nil) -> (json: String, expected: [XCResultTests.Result]) {
+    mutating func resultTree(_ cases: [BundleCase], target: String? = nil) -> (json: String, expected: [XCResultParser.Result]) {
         var targets: [String] = []
         var groups: [String: [(suite: String, cases: [BundleCase])]] = [:]
         for c in cases {
@@ -601,11 +601,11 @@ extension FuzzShard {
                 groups[r.target, default: []].append((suite: r.suite, cases: [c]))
             }
         }
-        var expected: [XCResultTests.Result] = []
+        var expected: [XCResultParser.Result] = []
         var bundles: [String] = []
         for t in targets {
             var suites: [String] = []
-            var results: [[XCResultTests.Result]] = []
+            var results: [[XCResultParser.Result]] = []
             for group in groups[t] ?? [] {
                 var node = "[" + group.cases.map(\.json).joined(separator: ",") + "]"
                 for name in group.suite.split(separator: "/", omittingEmptySubsequences: false).reversed() {
@@ -652,7 +652,7 @@ extension FuzzShard {
     mutating func fuzzResultBundle() {
         result.bundles += 1
         var bytes: [UInt8]
-        var expected: [XCResultTests.Result]?
+        var expected: [XCResultParser.Result]?
         let roll = rng.below(20)
         switch roll {
         case 0..<6, 12..<15:
@@ -697,7 +697,7 @@ extension FuzzShard {
         }
         traceInput(bytes)
         do {
-            let results = try XCResultTests.parse(bytes)
+            let results = try XCResultParser.parse(bytes)
             if let expected, results != expected {
                 fail(.xcresult, "the bundle gave other results than it holds\n  got:      \(results)\n  expected: \(expected)", FuzzInput(target: .swiftTesting, stdout: bytes))
             }

@@ -96,7 +96,7 @@ import Testing
     // MARK: - Result bundles
 
     @Test func resultBundleVerdictsOfARealRun() throws {
-        let results = try XCResultTests.parse(try Self.fixture("xcresulttool-test-results-tests-failures-xcode26.json"))
+        let results = try XCResultParser.parse(try Self.fixture("xcresulttool-test-results-tests-failures-xcode26.json"))
         let byName = Dictionary(uniqueKeysWithValues: results.map { ($0.name, $0) })
         #expect(results.count == 7)
         #expect(results.allSatisfy { $0.target == "RandomStuffTests" && $0.suite == "RandomStuffTests" })
@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func uiAndUnitBundlesWithLaunchConfigurations() throws {
-        let results = try XCResultTests.parse(try Self.fixture("xcresulttool-test-results-tests-ui-and-unit-xcode26.json"))
+        let results = try XCResultParser.parse(try Self.fixture("xcresulttool-test-results-tests-ui-and-unit-xcode26.json"))
         let ids = Set(results.map { "\($0.target)/\($0.suite)/\($0.name)" })
         #expect(ids == ["RandomStuffUITests/RandomStuffUITestsLaunchTests/testLaunch", "RandomStuffUITests/RandomStuffUITests/testExample()",
                         "RandomStuffUITests/RandomStuffUITests/testLaunchPerformance()", "RandomStuffTests/RandomStuffTests/testExample()",
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func localeDurationsAreReadWhenNoSecondsAreGiven() {
-        let seconds = { (text: String) in XCResultTests.seconds(XCResultTests.Node(duration: text)) }
+        let seconds = { (text: String) in XCResultParser.seconds(XCResultParser.Node(duration: text)) }
         #expect(seconds("0,18s") == 0.18)
         #expect(seconds("1m 14s") == 74)
         #expect(seconds("12ms") == 0.012)
@@ -251,7 +251,7 @@ import Testing
                             estimate: 1, source: .noHistory(secondsPerTest: 1))
         #expect(XcodebuildRunner.onlyTesting(for: WorkUnit(id: 1, items: [item])) == ["AppTests/launches()"])
         let json = #"{"testNodes":[{"nodeType":"Unit test bundle","name":"AppTests","children":[{"nodeType":"Test Case","name":"launches()","nodeIdentifier":"launches()","result":"Passed","durationInSeconds":0.5}]}]}"#
-        let results = try XCResultTests.parse(Array(json.utf8))
+        let results = try XCResultParser.parse(Array(json.utf8))
         #expect(results.map(\.suite) == [SuiteID.swiftTestingTopLevel] && results.map(\.name) == ["launches()"])
     }
 

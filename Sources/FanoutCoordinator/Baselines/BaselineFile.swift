@@ -26,15 +26,6 @@ public struct BaselineFile: Codable, Sendable, Hashable {
 
     /// Reads the file at `path`. A missing file is an empty set of baselines (nothing accepted yet); a file that
     /// cannot be read or is not a valid baselines file is an error (exit 2) naming the file and the problem.
-    /// A run's report.json, for accepting its measurements (an unreadable or foreign file is a usage error).
-    public static func readReport(_ path: String) throws(FanoutError) -> RunReport {
-        do {
-            return try JSONReportWriter().read(from: URL(fileURLWithPath: path))
-        } catch {
-            throw FanoutError("\(error)", hint: "Give --from the report.json of a `fanout run` (in .fanout/reports/<run-id>/).")
-        }
-    }
-
     public static func load(_ path: String) throws(FanoutError) -> BaselineFile {
         guard FileManager.default.fileExists(atPath: path) else { return BaselineFile() }
         let data: Data

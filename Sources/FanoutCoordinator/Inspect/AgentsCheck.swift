@@ -1,5 +1,6 @@
 import FanoutAgents
 import FanoutCore
+import FanoutReports
 import Foundation
 
 /// `fanout agents check`: every agent in parallel — reachable, host key, auth, Swift toolchain, free disk, slots.

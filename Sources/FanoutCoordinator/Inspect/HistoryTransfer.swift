@@ -9,7 +9,7 @@ import Foundation
 /// among several (exit 2) leaves the history exactly as it was.
 public enum HistoryTransfer {
     /// What an import did, and what it had to leave out.
-    public struct Outcome: Sendable {
+    public struct ImportResult: Sendable {
         public var summary: ImportSummary
         public var warnings: [String]
     }
@@ -43,7 +43,7 @@ public enum HistoryTransfer {
     }
 
     /// Merges exports into the history at `historyPath` (created when missing).
-    public static func importExports(_ files: [String], historyPath: String) throws(FanoutError) -> Outcome {
+    public static func importExports(_ files: [String], historyPath: String) throws(FanoutError) -> ImportResult {
         var runs: [HistoryRun] = []
         var targets: [TargetRun] = []
         for file in try checked(files) {
@@ -62,7 +62,7 @@ public enum HistoryTransfer {
     /// - Parameters:
     ///   - destination: where the times belong; nil: each suite's `destination` property, else `defaultDestination`.
     public static func importJUnit(_ files: [String], historyPath: String, destination: String?,
-                                   defaultDestination: String, now: Date = Date()) throws(FanoutError) -> Outcome {
+                                   defaultDestination: String, now: Date = Date()) throws(FanoutError) -> ImportResult {
         let reader = JUnitHistoryReader(destination: destination, defaultDestination: defaultDestination,
                                         fanoutVersion: Coordinator.version, now: now)
         var runs: [HistoryRun] = []
@@ -107,12 +107,12 @@ public enum HistoryTransfer {
     }
 
     private static func store(_ runs: [HistoryRun], targets: [TargetRun] = [], at historyPath: String,
-                              warnings: [String]) throws(FanoutError) -> Outcome {
+                              warnings: [String]) throws(FanoutError) -> ImportResult {
         do {
             let (store, notes) = try HistoryStore.open(at: historyPath)
             var summary = try store.importRuns(runs)
             summary.targetVerdicts = try store.importTargetRuns(targets)
-            return Outcome(summary: summary, warnings: warnings + notes)
+            return ImportResult(summary: summary, warnings: warnings + notes)
         } catch {
             throw FanoutError("cannot import into the timing history at \(historyPath): \(error)",
                               exitCode: .infrastructure)

@@ -1,5 +1,6 @@
 import FanoutCore
 import FanoutHistory
+import FanoutReports
 import Foundation
 
 /// What `fanout quarantine add/remove/list` and `fanout history flaky --propose` do to the quarantine file.

@@ -2,14 +2,9 @@ import FanoutCore
 import FanoutReports
 import Foundation
 
-/// What a CI job shows of a run: the Markdown summary (also written as summary.md beside report.json) and, on GitHub
-/// Actions, error annotations on the failing lines.
+/// What a CI job shows of a run on GitHub Actions: the Markdown summary (summary.md, written beside report.json)
+/// appended to the job's step summary, and error annotations on the failing lines.
 public enum JobSummary {
-    /// The Markdown summary of a report.json (`fanout report markdown --from`).
-    public static func markdown(fromReport path: String) throws(FanoutError) -> String {
-        MarkdownWriter().render(try BaselineFile.readReport(path))
-    }
-
     /// Appends the summary.md just written (the same bytes, not rendered again) to the file GitHub Actions names in
     /// `GITHUB_STEP_SUMMARY`, when it does. Returns a warning when that fails (the run's verdict never depends on it).
     static func publish(from files: [URL], environment: [String: String]) -> String? {

@@ -1,5 +1,4 @@
 import FanoutCore
-import FanoutReports
 
 /// What `fanout run` produced.
 public struct RunOutcome: Sendable {
@@ -8,11 +7,4 @@ public struct RunOutcome: Sendable {
     public var reportDirectory: String?
     public var files: [String]
     public var exitCode: RunExitCode
-}
-
-extension RunOutcome {
-    /// The console summary of the report (counts, every failure with its place, slowest classes, timing).
-    public func summary(color: Bool) -> String {
-        ConsoleSummary(color: color).render(report)
-    }
 }

@@ -92,7 +92,7 @@ public struct XcodebuildOutputParser: OutputParser {
         if let last = lines.flush() { handle(last, into: &events) }
         events += track(inner.finish())
         release(into: &events, passed: nil)
-        guard !bundle.isEmpty, !bundleTooLarge, let results = try? XCResultTests.parse(bundle) else { return events }
+        guard !bundle.isEmpty, !bundleTooLarge, let results = try? XCResultParser.parse(bundle) else { return events }
         events += reconcile(results)
         return events
     }
@@ -189,9 +189,9 @@ public struct XcodebuildOutputParser: OutputParser {
 
     /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise, or skipped without a
     /// reason the bundle has.
-    private mutating func reconcile(_ results: [XCResultTests.Result]) -> [TestEvent] {
-        var byName: [String: XCResultTests.Result] = [:]
-        var bySuite: [String: XCResultTests.Result] = [:]
+    private mutating func reconcile(_ results: [XCResultParser.Result]) -> [TestEvent] {
+        var byName: [String: XCResultParser.Result] = [:]
+        var bySuite: [String: XCResultParser.Result] = [:]
         for r in results {
             // `Target/Class/method()`: XCTest methods appear with `()` in bundles, not in `-only-testing:`.
             byName["\(r.target)/\(r.suite)/\(r.name)"] = r

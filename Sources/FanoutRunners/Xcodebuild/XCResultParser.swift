@@ -6,7 +6,7 @@ import Foundation
 /// `result`, `durationInSeconds` and children: `Failure Message` (`File.swift:12: message`; a skipped test's reason
 /// too), `Arguments` (parameterized tests, UI launch-test configurations), `Repetition`, `Device`. `duration` is a
 /// display string in the Mac's locale (`0,18s`, `1m 14s`): read only when `durationInSeconds` is absent.
-public enum XCResultTests {
+public enum XCResultParser {
     /// One test's verdict in the bundle.
     public struct Result: Sendable, Hashable {
         /// The test target (the suite's module).

@@ -2,13 +2,11 @@ import FanoutCore
 import Foundation
 import FanoutReports
 
-/// The run as a page to open in a browser: the same report.html `fanout run` writes beside report.json.
-public enum ReportPages {
-    /// The default file name of the page, for callers that cannot see the writers.
-    public static let htmlFileName = HTMLWriter.fileName
-
-    /// `fanout report merge`: the report.json files (or folders holding one) of a run's shards, merged and written
-    /// into `directory` in every format. Returns the merged report's exit code and why it cannot be trusted, if so.
+/// `fanout report merge`: the report.json files of a run's shards read, merged into one report, and written in
+/// every format.
+public enum ReportMerge {
+    /// Merges the report.json files (or folders holding one) of a run's shards and writes the merged report into
+    /// `directory` in every format. Returns the merged report's exit code and why it cannot be trusted, if so.
     public static func merge(_ paths: [String], into directory: String) throws(FanoutError) -> (exitCode: Int32, problems: [String]) {
         guard !paths.isEmpty else {
             throw FanoutError("nothing to merge", hint: "Give the report.json of every shard, or the folders that hold them.")
@@ -20,8 +18,10 @@ public enum ReportPages {
         }
         // Decoding dominates merging the shards of a large suite: the files are decoded at once.
         var reports: [RunReport] = []
-        for read in Parallel.map(files, { file in Result { () throws(FanoutError) in try BaselineFile.readReport(file) } }) {
-            reports.append(try read.get())
+        for read in Parallel.map(files, { file in
+            Result { () throws(ReportDecodingError) in try JSONReportReader().read(from: URL(fileURLWithPath: file)) }
+        }) {
+            reports.append(try read.mapError(FanoutError.init(unreadableReport:)).get())
         }
         let merged = ReportMerger.merge(reports)
         do {
@@ -30,10 +30,5 @@ public enum ReportPages {
             throw FanoutError("\(error)", hint: "Choose another folder with --out.")
         }
         return (merged.report.exitCode, merged.problems)
-    }
-
-    /// The self-contained HTML page of a report.json (`fanout report html --from`).
-    public static func html(fromReport path: String) throws(FanoutError) -> String {
-        HTMLWriter().render(try BaselineFile.readReport(path))
     }
 }

@@ -1,9 +1,11 @@
 import FanoutCore
 import FanoutHistory
+import FanoutReports
 import Foundation
 
-/// Answers `fanout plan`, `fanout list` and `fanout history …` as tables.
-public enum Inspector {
+/// The tables that answer `fanout plan`, `fanout list` and `fanout history …`, built from a prepared run or the
+/// timing history (Table renders them).
+public enum InspectionTables {
     /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
     public static func planTables(_ p: Prepared) -> [Table] {
         // Predicted work stealing: idle slots at the end take over tests that running units have not started.

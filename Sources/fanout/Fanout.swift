@@ -1,0 +1,17 @@
+import ArgumentParser
+import FanoutCoordinator
+
+struct Fanout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout",
+        abstract: "Run a Swift test suite in parallel, planned by timing history, and merge one report.",
+        discussion: """
+        Exit codes: 0 all passed; 1 test failures; 2 usage, config or build error, or a shard with nothing to run; \
+        3 infrastructure error (some tests could not be run; for `report merge`, a shard missing or twice); \
+        130/143 interrupted.
+        """,
+        version: Coordinator.version,
+        subcommands: [RunCommand.self, PlanCommand.self, ListCommand.self, HistoryCommand.self, AgentsCommand.self, BaselineCommand.self,
+                      QuarantineCommand.self, ReportCommand.self, InitCommand.self],
+        defaultSubcommand: RunCommand.self)
+}

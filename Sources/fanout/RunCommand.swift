@@ -1,0 +1,89 @@
+import ArgumentParser
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Build, discover, plan, run on every slot, and write report.json, junit.xml and a summary.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "The report folder (default: .fanout/reports/<run-id>).")
+    var reportDir: String?
+
+    @Option(help: ArgumentHelp("A test with no history is hung after this many seconds with no output and no CPU time "
+        + "(default 300); with history, 5 × its p95 (at least 10 s).", valueName: "seconds"))
+    var stallTimeout: Double?
+
+    @Option(help: ArgumentHelp("A test with no history is stopped after running this long even while busy (default 1800); "
+        + "with history, 10 × its p95 (at least 120 s).", valueName: "seconds"))
+    var testTimeout: Double?
+
+    @Option(help: .hidden) var timeoutFactor: Double?
+    @Option(help: .hidden) var minTimeout: Double?
+
+    @Flag(help: "Do not record this run in the timing history.")
+    var noRecord = false
+
+    @Flag(help: "Start computing work even when its machine's cores are all busy (CPU-aware packing off).")
+    var noCpuPacking = false
+
+    @Flag(help: "A performance regression against an accepted baseline fails the run (exit 1).")
+    var failOnPerfRegression = false
+
+    @Option(help: "The baselines file (default: fanout-baselines.json).")
+    var baselines: String?
+
+    @Option(help: "Re-run failed tests up to N times, preferring another agent; fail-then-pass is reported flaky.")
+    var retries: Int?
+
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Flake hunting: run every selected test N times, each "
+        + "repetition in a process of its own, spread over slots, agents and destinations; reports each test's pass "
+        + "rate with its interval. Retries are off.", valueName: "N"))
+    var repeatCount: Int?
+
+    @Flag(help: "Flake hunting: repeat (up to --repeat N, default 100) and stop at the first failure; says which repetition, agent and seed.")
+    var untilFailure = false
+
+    @Option(help: ArgumentHelp("The run's seed: each test process gets FANOUT_SEED derived from it, its repetition and retry (drawn at random for --repeat).",
+                               valueName: "S"))
+    var seed: Int?
+
+    @Flag(help: "Leave the run's folder on the agents (for debugging); processes are still stopped.")
+    var keepRemote = false
+
+    @Flag(help: "Colour in the summary (default: when stdout is a terminal and NO_COLOR is unset).")
+    var color = false
+
+    @Option(help: ArgumentHelp("Run only shard I of N, for N CI jobs that split the work (every job computes the same split "
+        + "from the same history). Default: $FANOUT_SHARD, or GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or Buildkite's "
+        + "BUILDKITE_PARALLEL_JOB/_COUNT.", valueName: "I/N"))
+    var shard: String?
+
+    mutating func run() async throws {
+        var settings = try common.settings()
+        if let reportDir { settings.reportDirectory = reportDir }
+        if timeoutFactor != nil || minTimeout != nil {
+            throw FanoutError("--\(timeoutFactor != nil ? "timeout-factor" : "min-timeout") is gone: Fanout no longer kills a unit at a multiple of its estimate",
+                              hint: "A test is stopped only when it makes no progress (no output, no CPU) for --stall-timeout seconds, "
+                                + "or runs past --test-timeout (see README.md, \"Timeouts\").")
+        }
+        if let stallTimeout { settings.timeLimits.stall = stallTimeout }
+        if let testTimeout { settings.timeLimits.ceiling = testTimeout }
+        if noRecord { settings.recordHistory = false }
+        if noCpuPacking { settings.cpuPacking = false }
+        if keepRemote { settings.ssh.keepRemote = true }
+        if let retries { settings.retries = retries }
+        if let repeatCount { settings.repeatCount = repeatCount }
+        if untilFailure { settings.untilFailure = true }
+        if let seed { settings.seed = seed }
+        if failOnPerfRegression { settings.failOnPerfRegression = true }
+        if let baselines { settings.baselinesPath = baselines }
+        settings.shard = try ShardSelection.resolve(flag: shard, environment: ProcessInfo.processInfo.environment)
+        try settings.validate()
+        let code = await RunCommandDriver(settings: settings, forceColor: color).run()
+        throw ExitCode(code)
+    }
+}
