@@ -27,7 +27,7 @@ struct RunCommandDriver {
         }
         defer { signals.cancel() }
 
-        let outcome: RunOutcome
+        let outcome: FinishedRun
         do {
             outcome = try await task.value
         } catch let error as FanoutError {

@@ -25,7 +25,7 @@ import Testing
     /// `Coordinator.run()` exactly as a user's run goes: the coordinator itself judges every measurement against
     /// the baselines of its destination and hardware class, and writes the files with the verdicts. Nothing is
     /// judged here, so a coordinator that stopped judging fails these tests.
-    func judgedRun(_ settings: RunSettings) async throws -> RunOutcome {
+    func judgedRun(_ settings: RunSettings) async throws -> FinishedRun {
         let outcome = try await Coordinator(settings: settings).run()
         #expect(!outcome.report.measurements.isEmpty, "the performance test measured")
         #expect(outcome.report.measurements.allSatisfy { $0.verdict != nil }, "the coordinator judged every measurement")
@@ -343,25 +343,25 @@ import Testing
         var settings = RunSettings()
         settings.baselinesPath = dir.file("b.json")
         var r = report([record([0.5, 0.5])])
-        #expect(try BaselineFile.judge(&r, settings: settings))
+        #expect(try BaselineJudge.judge(&r, settings: settings))
         #expect(r.exitCode == 0 && r.measurements[0].verdict?.kind == .regression)
         #expect(r.measurements[0].verdict?.failsRun == false)
         settings.failOnPerfRegression = true
         for (before, after) in [(Int32(0), Int32(1)), (3, 1), (1, 1), (130, 130), (143, 143)] {
             var judged = report([record([0.5, 0.5])])
             judged.exitCode = before
-            #expect(try BaselineFile.judge(&judged, settings: settings))
+            #expect(try BaselineJudge.judge(&judged, settings: settings))
             #expect(judged.exitCode == after, "exit \(before) → \(judged.exitCode)")
             #expect(judged.measurements[0].verdict?.failsRun == true)
         }
         var fine = report([record([0.01, 0.01])])
-        #expect(try BaselineFile.judge(&fine, settings: settings) == false)
+        #expect(try BaselineJudge.judge(&fine, settings: settings) == false)
         #expect(fine.exitCode == 0)
         // An invalid baselines file is a usage error; after a run, a warning on its report.
         try "nonsense".write(toFile: dir.file("b.json"), atomically: true, encoding: .utf8)
-        #expect(throws: FanoutError.self) { try BaselineFile.judge(&fine, settings: settings) }
+        #expect(throws: FanoutError.self) { try BaselineJudge.judge(&fine, settings: settings) }
         var finished = report([record([0.5, 0.5])])
-        #expect(BaselineFile.judgeFinishedRun(&finished, settings: settings, exit: .success) == .success)
+        #expect(BaselineJudge.judgeFinishedRun(&finished, settings: settings, exit: .success) == .success)
         #expect(finished.warnings.count == 1)
         #expect(finished.warnings.first?.hasPrefix("performance verdicts were not given: \(dir.file("b.json"))") == true)
         #expect(finished.measurements[0].verdict == nil)
@@ -377,11 +377,11 @@ import Testing
         settings.baselinesPath = dir.file("b.json")
         settings.failOnPerfRegression = true
         var r = report([record([0.5, 0.5])])
-        #expect(BaselineFile.judgeFinishedRun(&r, settings: settings, exit: .success) == .testFailures)
+        #expect(BaselineJudge.judgeFinishedRun(&r, settings: settings, exit: .success) == .testFailures)
         #expect(r.exitCode == 1)
         var notFlagged = report([record([0.5, 0.5])])
         settings.failOnPerfRegression = false
-        #expect(BaselineFile.judgeFinishedRun(&notFlagged, settings: settings, exit: .success) == .success)
+        #expect(BaselineJudge.judgeFinishedRun(&notFlagged, settings: settings, exit: .success) == .success)
         #expect(notFlagged.measurements[0].verdict?.kind == .regression)
     }
 

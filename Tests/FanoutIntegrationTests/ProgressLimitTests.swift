@@ -34,7 +34,7 @@ import Testing
     }
 
     /// What a first run must show, wherever it ran.
-    func expectFirstRun(_ outcome: RunOutcome, _ place: String) throws {
+    func expectFirstRun(_ outcome: FinishedRun, _ place: String) throws {
         let r = outcome.report
         let compute = try #require(r.result("LongTests.ComputeTests/testComputesSilently"))
         #expect(compute.outcome == .passed, "\(place): computing for 3 minutes with no output is progress: \(compute.issues)")

@@ -13,7 +13,7 @@ import Testing
     /// Runs `script` on these agents, the catalog handed straight to the coordinator (no discovery process).
     func run(_ script: Script, on agents: [ScriptedTransport], clock: VirtualClock,
              _ configure: (inout RunSettings) -> Void = { _ in },
-             phase: @escaping @Sendable (String) -> Void = { _ in }) async throws -> RunOutcome {
+             phase: @escaping @Sendable (String) -> Void = { _ in }) async throws -> FinishedRun {
         let dir = try TempDir()
         let binary = dir.file("Scripted.xctest")
         _ = FileManager.default.createFile(atPath: binary, contents: Data(), attributes: [.posixPermissions: 0o755])

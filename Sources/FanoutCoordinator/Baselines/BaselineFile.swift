@@ -1,5 +1,4 @@
 import FanoutCore
-import FanoutReports
 import Foundation
 
 /// The performance baselines committed with the user's project (`fanout-baselines.json` by default): for each test,
@@ -171,69 +170,6 @@ public struct BaselineFile: Codable, Sendable, Hashable {
         sort()
         return Acceptance(accepted: accepted.values.sorted { $0.key < $1.key }, replaced: replaced.count,
                           tooNoisy: noisy)
-    }
-
-    // MARK: - Judging a run
-
-    /// Gives every measurement of `report` its verdict against the baselines file of `settings`
-    /// (`settings.baselinesPath`) under `rules`. With `settings.failOnPerfRegression`, a regression's verdict is
-    /// marked `failsRun` and the report's exit code becomes 1 when it was 0 or 3 (test failures win over
-    /// infrastructure trouble; an interrupted run keeps 130/143).
-    /// - Returns: whether any measurement regressed.
-    /// - Throws: exit 2 when the baselines file exists but cannot be read or is invalid.
-    @discardableResult
-    public static func judge(_ report: inout RunReport, settings: RunSettings,
-                             rules: PerformanceRules = PerformanceRules()) throws(FanoutError) -> Bool {
-        guard !report.measurements.isEmpty else { return false }
-        let file = try load(settings.baselinesPath)
-        var records = PerformanceJudge(rules: rules).judge(report.measurements, baselines: file.baselines)
-        var regressed = false
-        for i in records.indices where records[i].verdict?.kind == .regression {
-            regressed = true
-            if settings.failOnPerfRegression { records[i].verdict?.failsRun = true }
-        }
-        report.measurements = records
-        if regressed, settings.failOnPerfRegression { report.exitCode = Verdict.failingOnRegression(report.exitCode) }
-        return regressed
-    }
-
-    /// The coordinator's hook in `finish()`, after the report is built and before the history and the files are
-    /// written: `judge`, with a baselines file that cannot be used turned into a warning on the report (the tests
-    /// have run; their report must still be written; check the file before the run with `load` to refuse it with
-    /// exit 2 instead). Returns the exit code the run ends with (`exit`, or 1 for a regression that fails it).
-    public static func judgeFinishedRun(_ report: inout RunReport, settings: RunSettings,
-                                        rules: PerformanceRules = PerformanceRules(), exit: RunExitCode) -> RunExitCode {
-        do {
-            try judge(&report, settings: settings, rules: rules)
-        } catch {
-            report.warnings.append("performance verdicts were not given: \(error.message)")
-            return exit
-        }
-        return RunExitCode(rawValue: report.exitCode) ?? exit
-    }
-
-    // MARK: - Showing
-
-    /// `fanout baseline show`: one row per baseline (of `destination` only, when given).
-    public func table(destination: String? = nil, rules: PerformanceRules = PerformanceRules()) -> Table {
-        let shown = baselines.filter { destination == nil || $0.destination == destination }
-        let rows = shown.map { b -> [String] in
-            let unit = b.unit ?? "seconds"
-            let allowed: String
-            if let sd = b.maxStandardDeviation {
-                allowed = Self.show(sd, unit)
-            } else {
-                let r = rules.thresholds(for: b.test)
-                allowed = "default (\(Self.percent(r.relativeNoise)) and \(Self.show(r.absoluteNoise, unit)))"
-            }
-            return [b.test.description, b.metric == "org.swift.XCTPerformanceMetric_WallClockTime" ? "Time" : b.metric,
-                    b.destination, b.hardwareClass.isEmpty ? "(unknown)" : b.hardwareClass,
-                    Self.show(b.average, unit), b.standardDeviation.map { Self.show($0, unit) } ?? "—", allowed]
-        }
-        let scope = destination.map { " on \($0)" } ?? ""
-        return Table(title: "\(shown.count) baseline\(shown.count == 1 ? "" : "s")\(scope)",
-                     headers: ["test", "metric", "destination", "hardware class", "average", "accepted SD", "allowed SD"],
-                     rows: rows, numeric: [4, 5])
     }
 
     // MARK: - Support

@@ -7,7 +7,7 @@ import Foundation
 /// timing history (Table renders them).
 public enum InspectionTables {
     /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
-    public static func planTables(_ p: Prepared) -> [Table] {
+    public static func planTables(_ p: PreparedRun) -> [Table] {
         // Predicted work stealing: idle slots at the end take over tests that running units have not started.
         var handed: [Int: Int] = [:]
         for u in p.plan.units { if let from = u.takenFrom { handed[from, default: 0] += u.unit.testCount } }
@@ -39,7 +39,7 @@ public enum InspectionTables {
     }
 
     /// `--selective`: every test target on every destination, whether it runs, and why.
-    public static func selectiveTable(_ p: Prepared) -> Table? {
+    public static func selectiveTable(_ p: PreparedRun) -> Table? {
         guard let selective = p.selectiveReport else { return nil }
         let rows = selective.decisions.sorted { ($0.destination, $0.target) < ($1.destination, $1.target) }.map { d in
             [d.target, d.destination, d.skipped ? "skip" : "run", d.reason]
@@ -50,7 +50,7 @@ public enum InspectionTables {
     }
 
     /// `fanout plan --shards N`: how the work splits across N CI jobs (each job then plans its own slots).
-    public static func shardTable(_ p: Prepared) -> Table? {
+    public static func shardTable(_ p: PreparedRun) -> Table? {
         guard let shards = p.shards else { return nil }
         let loads = ShardPlanner.loads(shards)
         let ideal = loads.reduce(0, +) / Double(max(1, shards.count))
@@ -64,7 +64,7 @@ public enum InspectionTables {
     }
 
     /// `fanout list`: classes with their tests and estimates.
-    public static func listTable(_ p: Prepared, showTests: Bool) -> Table {
+    public static func listTable(_ p: PreparedRun, showTests: Bool) -> Table {
         var rows: [[String]] = []
         for item in p.items.sorted(by: { ($0.framework, $0.suite) < ($1.framework, $1.suite) }) {
             rows.append([item.suite.description, item.framework.rawValue, String(item.tests.count),

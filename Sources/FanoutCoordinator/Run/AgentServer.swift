@@ -8,7 +8,7 @@ import Foundation
 /// `UnitExecution` run it, until the dispatcher has nothing left for it).
 struct AgentServer: Sendable {
     let settings: RunSettings
-    let prepared: Prepared
+    let prepared: PreparedRun
     let runID: String
     let state: Dispatcher
     let progress: ProgressHandler

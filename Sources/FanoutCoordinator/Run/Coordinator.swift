@@ -75,13 +75,13 @@ public final class Coordinator: Sendable {
     }
 
     /// Build, discover, estimate, split and plan, without running anything.
-    public func prepare() async throws(FanoutError) -> Prepared {
+    public func prepare() async throws(FanoutError) -> PreparedRun {
         try await preparation.prepare()
     }
 
     // MARK: - The run
 
-    public func run() async throws(FanoutError) -> RunOutcome {
+    public func run() async throws(FanoutError) -> FinishedRun {
         let startedAt = Date()
         let runID = Self.makeRunID(startedAt)
         let clock = RunClock(self.clock)
@@ -153,7 +153,7 @@ public final class Coordinator: Sendable {
     // MARK: - After the run
 
     /// Gathers what the run left behind and has Core assemble the report from it.
-    private func assemble(prepared: Prepared, state: Dispatcher, runID: String, startedAt: Date, now: Double,
+    private func assemble(prepared: PreparedRun, state: Dispatcher, runID: String, startedAt: Date, now: Double,
                           interrupted: Bool, transports: [any Transport], usable: [String]) async -> RunReport {
         let reason = interrupted ? "the run was interrupted before this test ran"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
@@ -210,10 +210,10 @@ public final class Coordinator: Sendable {
 
     /// Judges measurements against the baselines, reads trends and records the run in the history, and writes the
     /// report files. Returns the outcome with the final exit code.
-    private func finish(_ report: inout RunReport, interrupted: Bool, reportDirectory directory: URL) -> RunOutcome {
+    private func finish(_ report: inout RunReport, interrupted: Bool, reportDirectory directory: URL) -> FinishedRun {
         // Measurements judged against the baselines of their own destination and hardware class.
         var exit = RunExitCode(rawValue: report.exitCode) ?? .infrastructure
-        exit = BaselineFile.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
+        exit = BaselineJudge.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
         // Each measurement's trend is read before the run is recorded (a run is not its own past); a history that
         // does not exist yet has no past, and is not created for it when this run is not recorded.
@@ -253,11 +253,11 @@ public final class Coordinator: Sendable {
             if let problem = JobSummary.publish(from: files, environment: ProcessInfo.processInfo.environment) {
                 progress(.warning(problem))
             }
-            return RunOutcome(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
+            return FinishedRun(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
         } catch {
             report.warnings.append("the report could not be written: \(error)")
             progress(.warning("the report could not be written: \(error)"))
-            return RunOutcome(report: report, reportDirectory: nil, files: [],
+            return FinishedRun(report: report, reportDirectory: nil, files: [],
                               exitCode: exit == .success ? .infrastructure : exit)
         }
     }

@@ -6,23 +6,50 @@ import Foundation
 /// `RunLedger`. One actor owns both; slot tasks ask it for work and hand finished units back. It keeps time with
 /// the run's `RunClock`: idle slots look again every `lookAgain` of it.
 actor Dispatcher {
+    // The queue and the units running.
     var scheduler: Scheduler
-    private(set) var ledger: RunLedger
-    let clock: RunClock
     var running: [Int: Running] = [:]
+    /// Slots waiting for work: their continuations, and how many per agent.
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    var idle: [String: Int] = [:]
+    private var stopped = false
+    private var timerArmed = false
+    let clock: RunClock
+    let progress: ProgressHandler
+    private let slots: Int
+
+    // What happens to a unit's leftovers.
+    let requeueBudget: Int
+    private let retries: Int
+    /// `--repeat`: whether the first failure stops the hunt; `huntOver` once it has.
+    private let untilFailure: Bool
+    private(set) var huntOver = false
+
+    // Stragglers: twins stop each other through their cancellers; a unit in `superseded` lost to its twin.
+    let straggler = StragglerPolicy()
     private var cancellers: [Int: @Sendable () -> Void] = [:]
     private var superseded: Set<Int> = []
-    private var timerArmed = false
-    let straggler = StragglerPolicy()
-    /// Work stealing (Dispatcher+Stealing.swift): tests each running unit handed over, parts waiting for an idle slot,
-    /// test times seen so far in this run (per destination and class), and every steal for the report.
+
+    /// Work stealing (Dispatcher+Stealing.swift): tests each running unit handed over, parts waiting for an idle
+    /// slot, test times seen so far in this run (per destination and class), and every steal for the report.
     var handedOver: [Int: Set<TestID>] = [:]
     var stolenParts: [WorkUnit] = []
     var observed: [String: (sum: Double, count: Int)] = [:]
     var steals: [StealReport] = []
-    /// Slots waiting for work right now, per agent.
-    var idle: [String: Int] = [:]
 
+    // The agents: which are alive, what each serves, its hardware class, and its cores and memory as it reported
+    // them when it was admitted.
+    private var liveAgents: Set<String> = []
+    var serves: [String: Set<String>] = [:]
+    private var hardware: [String: String] = [:]
+    private(set) var resources: [String: AgentResources] = [:]
+    /// CPU-aware packing (Dispatcher+Capacity.swift, the rule is `CapacityPolicy`); nil: off.
+    let capacity: CapacityPolicy?
+
+    /// What the units produced.
+    private(set) var ledger: RunLedger
+
+    /// A unit running on a slot, as the dispatcher tracks it.
     struct Running {
         var unit: WorkUnit
         var start: Double
@@ -48,17 +75,6 @@ actor Dispatcher {
             self.takenFrom = takenFrom
         }
     }
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var stopped = false
-    let requeueBudget: Int
-    let progress: ProgressHandler
-    private let slots: Int
-    /// `--repeat`: whether the first failure stops the hunt; `huntOver` once it has.
-    private let untilFailure: Bool
-    private(set) var huntOver = false
-
-    /// CPU-aware packing (see `CapacityPolicy`); nil: off.
-    let capacity: CapacityPolicy?
 
     init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int, clock: RunClock,
          deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(), runSeed: Int? = nil,
@@ -160,13 +176,6 @@ actor Dispatcher {
 
     /// Mean start-up cost of a test process measured on this agent (unit time minus the suites' own time).
     func overhead(on agent: String) -> Double? { ledger.overhead(on: agent) }
-
-    private var liveAgents: Set<String> = []
-    var serves: [String: Set<String>] = [:]
-    private var hardware: [String: String] = [:]
-    /// Each agent's cores and memory, as it reported them when it was admitted.
-    private(set) var resources: [String: AgentResources] = [:]
-    private let retries: Int
 
     /// Work is queued or running: a lost agent is worth re-admitting.
     var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty) }

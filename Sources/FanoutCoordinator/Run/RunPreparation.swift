@@ -16,7 +16,7 @@ struct RunPreparation: Sendable {
     let discover: Discover
     let progress: ProgressHandler
 
-    func prepare() async throws(FanoutError) -> Prepared {
+    func prepare() async throws(FanoutError) -> PreparedRun {
         let clock = ContinuousClock()
         let start = clock.now
         try settings.validate()
@@ -27,7 +27,7 @@ struct RunPreparation: Sendable {
             ? try await SelectivePlan.make(settings: settings, destinations: destinations, progress: progress) : nil
         if let plan = selective, plan.skipsEverything, settings.selective.alwaysRun.isEmpty {
             progress(.phase("selective: every test target is unchanged since its last full pass: nothing to build or run"))
-            var prepared = Prepared(destinations: destinations, products: [:], catalogs: [:], items: [], shards: nil,
+            var prepared = PreparedRun(destinations: destinations, products: [:], catalogs: [:], items: [], shards: nil,
                                     plan: Scheduler(items: [], options: schedulerOptions).plan(stealing: nil),
                                     timeLimits: try TimeLimitBook(settings: settings, destinations: destinations, items: [],
                                                                   histories: [:]),
@@ -144,7 +144,7 @@ struct RunPreparation: Sendable {
         }
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
         let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
-        var prepared = Prepared(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
+        var prepared = PreparedRun(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
                                 plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
                                 slots: slotCount, preparation: (clock.now - start).seconds)
         prepared.quarantine = quarantine.outcome

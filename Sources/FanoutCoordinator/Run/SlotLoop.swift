@@ -7,7 +7,7 @@ import FanoutRunners
 /// agent is lost.
 struct SlotLoop: Sendable {
     let settings: RunSettings
-    let prepared: Prepared
+    let prepared: PreparedRun
     let runID: String
     let state: Dispatcher
     let execution: UnitExecution

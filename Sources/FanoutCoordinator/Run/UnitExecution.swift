@@ -8,7 +8,7 @@ import Foundation
 /// the unit's collector, live test ends to the dispatcher, the unit's `ProgressWatch` (a test that makes no progress
 /// is stopped), stealing's hand-over, and the files tests attached kept beside the report.
 struct UnitExecution: Sendable {
-    let prepared: Prepared
+    let prepared: PreparedRun
     let state: Dispatcher
     let progress: ProgressHandler
     /// Where files tests attached are kept (the report folder); nil: not kept.

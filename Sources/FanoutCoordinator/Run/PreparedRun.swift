@@ -2,7 +2,7 @@ import FanoutAgents
 import FanoutCore
 
 /// Everything known before the first unit runs: `fanout plan` and `fanout list` stop here.
-public struct Prepared: Sendable {
+public struct PreparedRun: Sendable {
     public var destinations: [DestinationSpec]
     /// The built product of each destination (destinations with the same build setting share one).
     public var products: [String: TestProduct]

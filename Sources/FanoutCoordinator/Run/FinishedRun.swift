@@ -1,7 +1,7 @@
 import FanoutCore
 
 /// What `fanout run` produced.
-public struct RunOutcome: Sendable {
+public struct FinishedRun: Sendable {
     public var report: RunReport
     /// The report folder and the files written there (empty when writing failed: see the report's warnings).
     public var reportDirectory: String?

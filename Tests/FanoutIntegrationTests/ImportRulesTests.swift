@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// The map and the code agree: every module imports only what its row of docs/ARCHITECTURE.md's table names, and
+/// the Coordinator never names a concrete transport (AgentFleet makes them; the protocol answers the rest).
+@Suite struct ImportRulesTests {
+    /// The modules of this package and the dependencies the table may name, by the short names the table uses.
+    static let names: [String: String] = [
+        "Core": "FanoutCore", "Runners": "FanoutRunners", "History": "FanoutHistory", "SSH": "FanoutSSH",
+        "Agents": "FanoutAgents", "Reports": "FanoutReports", "Coordinator": "FanoutCoordinator",
+        "GRDB": "GRDB", "Yams": "Yams", "ArgumentParser": "ArgumentParser", "CLibSSH2": "CLibSSH2",
+    ]
+    /// Each module's folder under Sources/.
+    static let folders = ["FanoutCore": "FanoutCore", "FanoutRunners": "FanoutRunners", "FanoutHistory": "FanoutHistory",
+                          "FanoutSSH": "FanoutSSH", "FanoutAgents": "FanoutAgents", "FanoutReports": "FanoutReports",
+                          "FanoutCoordinator": "FanoutCoordinator", "fanout": "fanout", "fanout-bench": "FanoutBench"]
+
+    /// `| `Module` | owns | may import |` rows of the table, as module → allowed imports.
+    static func table() throws -> [String: Set<String>] {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        var rules: [String: Set<String>] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard cells.count >= 4 else { continue }
+            let modules = cells[1].split(separator: "`").map(String.init).filter { folders[$0] != nil }
+            let allowed = cells[cells.count - 2]
+            var set: Set<String> = []
+            if !allowed.hasPrefix("nothing of ours") {
+                for word in allowed.split(whereSeparator: { ",; ".contains($0) }) {
+                    if let name = names[String(word)] { set.insert(name) }
+                }
+            }
+            if modules.contains("FanoutSSH") { set.insert("CLibSSH2") }
+            for m in modules { rules[m] = set }
+        }
+        return rules
+    }
+
+    /// The modules (ours and dependencies) a source folder imports.
+    static func imports(of folder: String) throws -> [String: Set<String>] {
+        let root = repositoryRoot.appendingPathComponent("Sources/" + folder)
+        var out: [String: Set<String>] = [:]
+        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
+        for file in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let words = line.split(separator: " ")
+                guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
+                      words[..<i].allSatisfy({ $0.hasPrefix("@") }) else { continue }
+                let module = String(words[i + 1])
+                if Set(names.values).contains(module) { out[file, default: []].insert(module) }
+            }
+        }
+        return out
+    }
+
+    @Test func everyModuleImportsOnlyWhatTheMapAllows() throws {
+        let rules = try Self.table()
+        #expect(Set(rules.keys) == Set(Self.folders.keys), "a row for every module: \(rules.keys.sorted())")
+        for (module, folder) in Self.folders {
+            let allowed = rules[module] ?? []
+            for (file, used) in try Self.imports(of: folder) {
+                let forbidden = used.subtracting(allowed).subtracting([module])
+                #expect(forbidden.isEmpty, "Sources/\(folder)/\(file) imports \(forbidden.sorted()), which ARCHITECTURE.md does not allow \(module)")
+            }
+        }
+        // The rules themselves: Core and SSH import nothing of ours, Reports never transports or history.
+        #expect(rules["FanoutCore"] == [] && rules["FanoutSSH"] == ["CLibSSH2"])
+        #expect(rules["FanoutReports"].map { $0.isDisjoint(with: ["FanoutAgents", "FanoutSSH", "FanoutHistory"]) } == true)
+    }
+
+    @Test func theCoordinatorNamesNoConcreteTransport() throws {
+        let root = repositoryRoot.appendingPathComponent("Sources/FanoutCoordinator")
+        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
+        #expect(!files.isEmpty)
+        for file in files where file.hasSuffix(".swift") {
+            let code = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+                .split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            for name in ["LocalTransport", "SSHTransport", "LocalProcess", "SSHConnection"] {
+                #expect(!code.contains { $0.contains(name) }, "Sources/FanoutCoordinator/\(file) names \(name)")
+            }
+        }
+    }
+}
