@@ -30,9 +30,12 @@ public enum AgentsCheck {
 
     /// Checks every agent; `latencyRuns` > 0 also measures dispatch latency (running `true` on the open connection).
     public static func run(settings: RunSettings, latencyRuns: Int = 0) async -> (Table, [Row]) {
+        // One transport per configured agent, in order (with no agents configured, there is nothing to check).
+        let transports = settings.agents.isEmpty ? []
+            : AgentFleet(agents: settings.agents, ssh: settings.ssh, localSlots: 1).transports
         let rows = await withTaskGroup(of: (Int, Row).self) { group in
-            for (i, spec) in settings.agents.enumerated() {
-                group.addTask { (i, await check(spec, settings: settings.ssh, latencyRuns: latencyRuns)) }
+            for (i, (spec, transport)) in zip(settings.agents, transports).enumerated() {
+                group.addTask { (i, await check(spec, on: transport, latencyRuns: latencyRuns)) }
             }
             var out: [(Int, Row)] = []
             for await r in group { out.append(r) }
@@ -44,10 +47,7 @@ public enum AgentsCheck {
     }
 
     /// Probes the agent (`Transport.probe`: probing is the transport's job) and makes its row.
-    static func check(_ spec: SSHAgentSpec, settings: SSHSettings, latencyRuns: Int) async -> Row {
-        guard let transport = AgentFleet(agents: [spec], ssh: settings, localSlots: 1).transports.first else {
-            return Row(agent: spec.name, address: spec.host, usable: false, cells: [], problem: "no transport")
-        }
+    static func check(_ spec: SSHAgentSpec, on transport: any Transport, latencyRuns: Int) async -> Row {
         let probe = await transport.probe(latencyRuns: latencyRuns)
         let route = probe.route
         let address = route.map { "\($0.target.endpoint)" + ($0.jumps.isEmpty ? "" : " via " + $0.jumps.map(\.name).joined(separator: ",")) }

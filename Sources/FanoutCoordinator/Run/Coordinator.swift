@@ -5,8 +5,9 @@ import FanoutReports
 import Foundation
 import Synchronization
 
-/// Runs the whole job: config → build → discover → estimate → plan (`RunPreparation`) → deploy and dispatch on
-/// every agent (`AgentServer`, sharing one `RunState`) → report (`RunReportAssembly`, in Core) → history → files.
+/// Runs the whole job: config → build → discover → estimate → plan (`RunPreparation`) → the agents (`AgentFleet`),
+/// each deployed to and served by an `AgentServer` whose slots (`SlotLoop`) share one `Dispatcher` → report
+/// (`RunReportAssembly`, in Core) → baselines, history → files. Time is the `RunClock` made from the clock it is handed.
 public final class Coordinator: Sendable {
     public static let version = "0.1.0"
 
