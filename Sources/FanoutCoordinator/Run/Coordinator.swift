@@ -101,11 +101,11 @@ public final class Coordinator: Sendable {
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
         let state = Dispatcher(scheduler: Scheduler(items: prepared.items, options: preparation.schedulerOptions),
-                             items: prepared.items, requeueBudget: settings.requeueBudget,
-                             retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots, clock: clock,
-                             deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
-                             capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
-                             untilFailure: settings.untilFailure, progress: progress)
+                               items: prepared.items, requeueBudget: settings.requeueBudget,
+                               retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots, clock: clock,
+                               deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
+                               capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
+                               untilFailure: settings.untilFailure, progress: progress)
         for w in prepared.warnings { await state.warn(w) }
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
@@ -259,7 +259,7 @@ public final class Coordinator: Sendable {
             report.warnings.append("the report could not be written: \(error)")
             progress(.warning("the report could not be written: \(error)"))
             return FinishedRun(report: report, reportDirectory: nil, files: [],
-                              exitCode: exit == .success ? .infrastructure : exit)
+                               exitCode: exit == .success ? .infrastructure : exit)
         }
     }
 

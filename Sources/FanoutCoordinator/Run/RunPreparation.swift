@@ -28,10 +28,10 @@ struct RunPreparation: Sendable {
         if let plan = selective, plan.skipsEverything, settings.selective.alwaysRun.isEmpty {
             progress(.phase("selective: every test target is unchanged since its last full pass: nothing to build or run"))
             var prepared = PreparedRun(destinations: destinations, products: [:], catalogs: [:], items: [], shards: nil,
-                                    plan: Scheduler(items: [], options: schedulerOptions).plan(stealing: nil),
-                                    timeLimits: try TimeLimitBook(settings: settings, destinations: destinations, items: [],
-                                                                  histories: [:]),
-                                    warnings: [], slots: slotCount, preparation: (clock.now - start).seconds)
+                                       plan: Scheduler(items: [], options: schedulerOptions).plan(stealing: nil),
+                                       timeLimits: try TimeLimitBook(settings: settings, destinations: destinations, items: [],
+                                                                     histories: [:]),
+                                       warnings: [], slots: slotCount, preparation: (clock.now - start).seconds)
             prepared.selective = plan
             return prepared
         }
@@ -145,8 +145,8 @@ struct RunPreparation: Sendable {
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
         let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
         var prepared = PreparedRun(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
-                                plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
-                                slots: slotCount, preparation: (clock.now - start).seconds)
+                                   plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
+                                   slots: slotCount, preparation: (clock.now - start).seconds)
         prepared.quarantine = quarantine.outcome
         prepared.selective = selective
         if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }

@@ -18,7 +18,7 @@ struct UnitExecution: Sendable {
 
     /// Runs one unit on one slot and collects what it produced.
     func run(_ unit: WorkUnit, on transport: any Transport, binary: String, destination: Destination,
-                         slot: SlotRef) async -> FinishedUnit {
+             slot: SlotRef) async -> FinishedUnit {
         let start = clock.now()
         let runner = Runners.runner(for: unit.framework)
         let collector = UnitCollector(unit: unit, agent: transport.name)
@@ -59,7 +59,7 @@ struct UnitExecution: Sendable {
     }
 
     private func run(_ unit: WorkUnit, command: Command, runner: any TestRunner, collector: UnitCollector,
-                         on transport: any Transport, slot: SlotRef, start: Double) async -> FinishedUnit {
+                     on transport: any Transport, slot: SlotRef, start: Double) async -> FinishedUnit {
         var collector = collector
         let parser = runner.makeParser(for: unit)
         let expected = Set(unit.testIDs)
