@@ -76,12 +76,19 @@ struct SuiteResult: Codable, Sendable {
     /// data file: that run's date, commit and command.
     var measuredApart: String? = nil
 
-    /// The bound a case's makespan is divided by: the run's own (CPU-aware) bound from its report.json when it has
-    /// one, else the suite's reference `methodLowerBound`. The reference comes from another run (the last warm-up):
-    /// for computing tests it is an estimate that the run measured may beat, so Fanout's rows use their own bound.
-    func lowerBound(of c: CaseResult) -> Double { c.lowerBound.flatMap { $0 > 0 ? $0 : nil } ?? methodLowerBound }
-    /// makespan / ``lowerBound(of:)``, when the case's makespan is known.
-    func ratio(_ c: CaseResult) -> Double? { c.makespan.map { $0 / max(lowerBound(of: c), 1e-9) } }
+    /// The bound a case's makespan is divided by: the run's own bound when it has one (Fanout's report.json, or the
+    /// CPU a static split's processes used, measured in the same round), else the suite's reference
+    /// `methodLowerBound` when every method waits. A suite with computing classes has no bound for a row whose run
+    /// did not measure its own: the reference comes from another run (the last warm-up), and a run can beat it.
+    func lowerBound(of c: CaseResult) -> Double? {
+        if let own = c.lowerBound, own > 0 { return own }
+        return shape.hasComputingTests ? nil : methodLowerBound
+    }
+    /// makespan / ``lowerBound(of:)``, when the case's makespan and bound are known.
+    func ratio(_ c: CaseResult) -> Double? {
+        guard let mk = c.makespan, let lb = lowerBound(of: c) else { return nil }
+        return mk / max(lb, 1e-9)
+    }
     /// True when some case is divided by its own run's bound (results recorded since reports measured CPU).
     var hasOwnBounds: Bool { cases.contains { $0.lowerBound != nil } }
 

@@ -14,8 +14,9 @@ extension MarkdownReport {
         func suite(_ shape: SuiteShape) -> SuiteResult? { suites.first { $0.shape == shape } }
         /// makespan / LB of a Fanout row within `limit`: the median over its runs (their range shown).
         func bound(_ text: String, _ r: SuiteResult?, _ name: String, _ limit: Double, extra: String = "") {
-            guard let r, let c = r.strategy(name), let mk = c.makespan, let x = r.ratioSpread(c) else { return }
-            out.append(Goal(text: text, measured: "\(f2(mk)) s / \(f2(r.lowerBound(of: c))) s = " + x.text(f3) + extra,
+            guard let r, let c = r.strategy(name), let mk = c.makespan, let lb = r.lowerBound(of: c),
+                  let x = r.ratioSpread(c) else { return }
+            out.append(Goal(text: text, measured: "\(f2(mk)) s / \(f2(lb)) s = " + x.text(f3) + extra,
                             met: c.complete && x.median <= limit))
         }
         bound("lognormal suite, warm history, 8 slots: makespan ≤ 1.05 × LB", suite(.lognormal), "fanout", 1.05)

@@ -33,7 +33,7 @@ enum MarkdownReport {
                 let wall: String = c.wallSpread.text(f2, unit: " s")
                 let makespan: String = c.makespan.map { f2($0) + " s" } ?? "—"
                 let efficiency: String = r.ratioSpread(c)?.text(f3) ?? "—"
-                let overhead: String = f2(c.wall - r.lowerBound(of: c)) + " s"
+                let overhead: String = r.lowerBound(of: c).map { f2(c.wall - $0) + " s" } ?? "—"
                 let processes: String = c.processes.map(String.init) ?? "—"
                 let cells: [String] = [fleetName(fleet, r), name, wall, makespan, efficiency, overhead, processes, testsCell(c), ratio]
                 s += "| " + cells.joined(separator: " | ") + " |\n"
@@ -74,8 +74,13 @@ enum MarkdownReport {
             + (r.computingSerial.map { "Of that, \(f2($0)) s is in classes that compute (the others wait): at most "
                 + "\(min(r.slots, r.cores ?? r.slots)) of them run at once on this machine's \(r.cores ?? 0) cores, so the "
                 + "LB is max(test time / slots, computing time / cores, longest method) (its reference run used one slot). " } ?? "")
-            + (r.hasOwnBounds ? "Fanout's rows are divided by their own run's lower bound (report.json `timing.lowerBound`: its "
-                + "per-test durations, and its CPU time / cores), which no run can beat; the other rows by the LB below. " : "")
+            + (r.hasOwnBounds ? "A row whose run measured its own lower bound is divided by it, which no run can beat: "
+                + "Fanout's report.json `timing.lowerBound` (its per-test durations, and its CPU time / cores), and, where "
+                + "classes compute, a static split's max(CPU of its processes / cores, test time / slots, longest test), "
+                + "measured in the same round; "
+                + (r.shape.hasComputingTests ? "the other rows have no ratio: the LB below comes from another run, and "
+                    + "computing tests take more or less time from run to run (contention, and the steal time of this "
+                    + "shared machine), so a run can beat it. " : "the other rows by the LB below. ") : "")
             + "**LB at \(r.slots) slots, method level: \(f2(r.methodLowerBound)) s** (whole classes: "
             + "\(f2(r.classLowerBound)) s). Build: \(f1(r.buildSeconds)) s, not counted."
             + (r.loadAverage.map { " Load average (1 min) when its cases started / ended: \($0.map(f2).joined(separator: " / "))." } ?? "")
@@ -223,8 +228,7 @@ enum MarkdownReport {
         var rows: [String] = []
         for r in suites where !r.shape.hasComputingTests {
             for name in ["fanout-cold", "fanout-shuffled"] {
-                guard let c = r.strategy(name), let ratio = r.ratio(c) else { continue }
-                let lb = r.lowerBound(of: c)
+                guard let c = r.strategy(name), let ratio = r.ratio(c), let lb = r.lowerBound(of: c) else { continue }
                 let greedy = lb + r.longestMethod
                 rows.append("| \(r.shape.rawValue) | \(c.label) | \(f3(ratio)) | \(f3(r.longestMethod)) s "
                     + "(\(Int((r.longestMethod / max(lb, 1e-9) * 100).rounded())) % of LB) | \(f3(greedy / lb)) |")

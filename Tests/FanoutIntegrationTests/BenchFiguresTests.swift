@@ -165,5 +165,72 @@ import Testing
         #expect(demoDoc.contains("12.34s (12.00s-13.00s)"))
         #expect(demoDoc.contains("(measured apart from the rest of this page:") && demoDoc.contains("by scripts/bench.sh --repeat 3)"))
     }
-}
 
+    /// No figure contradicts its own definition: no makespan / LB of the committed page is below 1, in the suites'
+    /// tables (each row's median and range) or in the goals.
+    @Test func noMakespanBeatsItsLowerBound() throws {
+        let page = try String(contentsOfFile: repositoryRoot.path + "/BENCHMARKS.md", encoding: .utf8)
+        var checked = 0
+        var header: [String] = []
+        let lines = page.split(separator: "\n").map(String.init)
+        for (i, line) in lines.enumerated() where line.hasPrefix("|") && !line.hasPrefix("|---") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            // A table's header is the line above its |---| line.
+            if i + 1 < lines.count, lines[i + 1].hasPrefix("|---") { header = cells; continue }
+            guard let column = header.firstIndex(of: "makespan / LB"), column < cells.count else { continue }
+            // "1.040 (1.029–1.040)": every number of the cell.
+            for n in cells[column].split(whereSeparator: { !"0123456789.".contains($0) }).compactMap({ Double($0) }) {
+                checked += 1
+                #expect(n >= 1, "a makespan below its own lower bound: \(line)")
+            }
+        }
+        for line in page.split(separator: "\n") where line.contains("makespan ≤") {
+            for match in line.matches(of: /= ([0-9.]+) \(([0-9.]+)–([0-9.]+)\)/) {
+                for n in [match.1, match.2, match.3].compactMap({ Double($0) }) {
+                    checked += 1
+                    #expect(n >= 1, "a goal's makespan below its lower bound: \(line)")
+                }
+            }
+        }
+        #expect(checked > 50, "the tables were read (\(checked) figures)")
+    }
+
+    /// A suite with computing classes has no bound for a row that did not measure its own (the reference LB comes
+    /// from another run, and computing tests take more or less time from run to run): such a row shows no ratio and
+    /// no overhead, never a ratio below 1. Here a static split of the mixed suite ends in half the reference LB.
+    @Test func aRowWithoutItsOwnBoundInAComputingSuiteShowsNoRatio() async throws {
+        let dir = try TempDir()
+        let original = try Data(contentsOf: URL(fileURLWithPath: repositoryRoot.path + "/docs/bench-results.json"))
+        var run = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+        var suites = try #require(run["suites"] as? [[String: Any]])
+        let index = try #require(suites.firstIndex { $0["shape"] as? String == "mixed" })
+        var mixed = suites[index]
+        let reference = try #require(mixed["methodLowerBound"] as? Double)
+        var cases = try #require(mixed["cases"] as? [[String: Any]])
+        cases.removeAll { $0["strategy"] as? String == "split-name" }
+        cases.append(["strategy": "split-name", "label": "split by name", "fleet": "local", "slots": 8,
+                      "wall": reference / 2 + 0.05, "makespan": reference / 2, "testsPassed": 10, "testsExpected": 10,
+                      "processes": 8])
+        mixed["cases"] = cases
+        suites[index] = mixed
+        run["suites"] = suites
+        let data = dir.file("data.json")
+        try JSONSerialization.data(withJSONObject: run).write(to: URL(fileURLWithPath: data))
+        for file in ["README.md", "docs/report-html.md"] {
+            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file,
+                                             toPath: dir.file((file as NSString).lastPathComponent))
+        }
+        let bench = try siblingExecutable("fanout-bench")
+        let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
+                    "--page-data", repositoryRoot.path + "/docs/report-page-results.json", "--page-doc", dir.file("report-html.md")]
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
+        #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
+        let doc = try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+        let section = try #require(doc.components(separatedBy: "### mixed").dropFirst().first)
+        let row = try #require(section.split(separator: "\n").first { $0.contains("| split by name |") })
+        let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        // fleet, strategy, wall, makespan, makespan / LB, overhead, …
+        #expect(cells.count > 5 && cells[4] == "—" && cells[5] == "—", "no ratio, no overhead against another run's bound: \(row)")
+        #expect(section.contains("the other rows have no ratio"))
+    }
+}
