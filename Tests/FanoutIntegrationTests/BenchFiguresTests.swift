@@ -19,6 +19,28 @@ import Testing
         return (ending, String(decoding: out + err, as: UTF8.self))
     }
 
+    /// Copies README.md and docs/report-html.md into `dir` (fresh each time): a report writes into its copies.
+    func copyDocs(into dir: TempDir) throws {
+        for file in ["README.md", "docs/report-html.md"] {
+            let copy = dir.file((file as NSString).lastPathComponent)
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file, toPath: copy)
+        }
+    }
+
+    /// BENCHMARKS.md as `fanout-bench report` writes it from the data file `run` (written into `dir`).
+    func page(from run: [String: Any], in dir: TempDir) async throws -> String {
+        let data = dir.file("data.json")
+        try JSONSerialization.data(withJSONObject: run).write(to: URL(fileURLWithPath: data))
+        try copyDocs(into: dir)
+        let bench = try siblingExecutable("fanout-bench")
+        let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
+                    "--page-data", repositoryRoot.path + "/docs/report-page-results.json", "--page-doc", dir.file("report-html.md")]
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
+        #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
+        return try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+    }
+
     @Test func committedFiguresAreWhatTheDataGives() async throws {
         let (ending, output) = try await report(["--check"])
         #expect(ending == .exited(0), "\(output)")
@@ -58,19 +80,7 @@ import Testing
             }
             suites[0]["cases"] = cases
             run["suites"] = suites
-            let data = dir.file("data.json")
-            try JSONSerialization.data(withJSONObject: run).write(to: URL(fileURLWithPath: data))
-            for file in ["README.md", "docs/report-html.md"] {
-                let copy = dir.file((file as NSString).lastPathComponent)
-                try? FileManager.default.removeItem(atPath: copy)
-                try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file, toPath: copy)
-            }
-            let bench = try siblingExecutable("fanout-bench")
-            let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
-                        "--page-data", repositoryRoot.path + "/docs/report-page-results.json", "--page-doc", dir.file("report-html.md")]
-            let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
-            #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
-            return try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+            return try await page(from: run, in: dir)
         }
         let goal = "faster than `swift test --parallel --num-workers 8` on every generated suite, prebuilt"
         func goalRow(_ doc: String) -> String? { doc.split(separator: "\n").first { $0.contains(goal) }.map(String.init) }
@@ -130,10 +140,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir.file("results"), withIntermediateDirectories: true)
         try JSONSerialization.data(withJSONObject: skewed).write(to: URL(fileURLWithPath: dir.file("results/suite-skewed.json")))
         try original.write(to: URL(fileURLWithPath: dir.file("data.json")))
-        for file in ["README.md", "docs/report-html.md"] {
-            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file,
-                                             toPath: dir.file((file as NSString).lastPathComponent))
-        }
+        try copyDocs(into: dir)
         let bench = try siblingExecutable("fanout-bench")
         let args = ["report", "--results", dir.file("results"), "--update", "--data", dir.file("data.json"),
                     "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
@@ -214,18 +221,7 @@ import Testing
         mixed["cases"] = cases
         suites[index] = mixed
         run["suites"] = suites
-        let data = dir.file("data.json")
-        try JSONSerialization.data(withJSONObject: run).write(to: URL(fileURLWithPath: data))
-        for file in ["README.md", "docs/report-html.md"] {
-            try FileManager.default.copyItem(atPath: repositoryRoot.path + "/" + file,
-                                             toPath: dir.file((file as NSString).lastPathComponent))
-        }
-        let bench = try siblingExecutable("fanout-bench")
-        let args = ["report", "--from", data, "--markdown", dir.file("B.md"), "--svg", dir.file("b.svg"), "--readme", dir.file("README.md"),
-                    "--page-data", repositoryRoot.path + "/docs/report-page-results.json", "--page-doc", dir.file("report-html.md")]
-        let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(executable: bench, arguments: args), timeout: 60)
-        #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
-        let doc = try String(contentsOfFile: dir.file("B.md"), encoding: .utf8)
+        let doc = try await page(from: run, in: dir)
         let section = try #require(doc.components(separatedBy: "### mixed").dropFirst().first)
         let row = try #require(section.split(separator: "\n").first { $0.contains("| split by name |") })
         let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
