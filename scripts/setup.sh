@@ -13,6 +13,7 @@ dpkg -s libssl-dev >/dev/null 2>&1 || need+=(libssl-dev)           # OpenSSL hea
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)  # also `ssh -G`: resolves agents' ~/.ssh/config aliases
 command -v socat >/dev/null 2>&1 || need+=(socat)                 # the bastion lab: a bastion's sshd per connection
 command -v ip >/dev/null 2>&1 || need+=(iproute2)                 # the bastion lab: loopback up in its namespaces
+command -v strace >/dev/null 2>&1 || need+=(strace)               # selective testing observes what tests use at run time
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/bench.sh arithmetic
 command -v chromium >/dev/null 2>&1 || need+=(chromium)           # the tests open report.html in a real (headless) browser

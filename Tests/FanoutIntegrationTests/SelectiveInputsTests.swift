@@ -54,6 +54,13 @@ struct SelectiveInputsTests {
             return seen
         }
 
+        /// Under the safe rule (nothing observed): every test target, but for a Swift source of a test target, which
+        /// only the targets whose graph holds it can see.
+        func assumedAffected(by file: String) -> Set<String> {
+            let testFolder = targets.first { $0.value.type == "test" && file.hasPrefix($0.value.path + "/") }
+            return testFolder != nil && file.hasSuffix(".swift") ? affected(by: file) : testTargets
+        }
+
         /// The test targets that can see a file: those whose closure holds the target whose folder has it.
         func affected(by file: String) -> Set<String> {
             if file.hasPrefix("Package") && file.hasSuffix(".swift") && !file.contains("/") { return testTargets }
@@ -65,13 +72,19 @@ struct SelectiveInputsTests {
         }
     }
 
+    /// Each target's digest under the safe rule, or (`observed`) as a record whose tests were seen to use nothing
+    /// at run time beyond their graph.
     func fingerprints(_ package: String, _ settings: RunSettings, toolchain: String = "Swift 6.x",
-                      destinations: [DestinationSpec]? = nil) async throws -> [String: String] {
+                      destinations: [DestinationSpec]? = nil, observed: Bool = false) async throws -> [String: String] {
         let swift = try #require(ProductBuilder.findSwift())
         let graph = try await PackageGraph.describe(package: package, swift: swift)
         let f = InputFingerprinter(package: package, graph: graph, toolchain: toolchain, settings: settings)
+        var folders = FolderDigests(root: package)
         return Dictionary(uniqueKeysWithValues: try f.fingerprints(for: destinations ?? settings.configuredDestinations)
-            .map { ("\($0.destination) \($0.target)", $0.digest) })
+            .map { fp in
+                let digest = observed ? try f.observed(fp, paths: [], productFolders: [], folders: &folders).digest : fp.digest
+                return ("\(fp.destination) \(fp.target)", digest)
+            })
     }
 
     static func changed(_ before: [String: String], _ after: [String: String]) -> Set<String> {
@@ -84,7 +97,7 @@ struct SelectiveInputsTests {
         return original
     }
 
-    @Test func everyFileOfThePackageReRunsExactlyTheTargetsThatCanSeeIt() async throws {
+    @Test func underTheSafeRuleEveryFileButAnotherTestTargetsSourcesReRunsEveryTarget() async throws {
         let dir = try TempDir()
         let package = try diamondCopy(dir)
         var settings = RunSettings()
@@ -101,25 +114,83 @@ struct SelectiveInputsTests {
             let original = try Self.mutate(path)
             let after = try await fingerprints(package, settings)
             try original.write(to: URL(fileURLWithPath: path))
-            #expect(Self.changed(base, after) == manifest.affected(by: file), "changing \(file)")
+            #expect(Self.changed(base, after) == manifest.assumedAffected(by: file), "changing \(file)")
             checked += 1
         }
         #expect(checked == files.count)
         #expect(try await fingerprints(package, settings) == base, "restored: the same inputs again")
 
-        // A new file in a target's folder is a change of that target.
+        // A new file anywhere is a change of every target; a new test source only of its own target's.
         let added = package + "/Sources/Left/Extra.swift"
         try Data("let extra = 1\n".utf8).write(to: URL(fileURLWithPath: added))
-        #expect(Self.changed(base, try await fingerprints(package, settings)) == ["LeftTests", "BothTests"])
+        #expect(Self.changed(base, try await fingerprints(package, settings)) == manifest.testTargets)
         try FileManager.default.removeItem(atPath: added)
+        let test = package + "/Tests/LeftTests/Extra.swift"
+        try Data("let extra = 1\n".utf8).write(to: URL(fileURLWithPath: test))
+        #expect(Self.changed(base, try await fingerprints(package, settings)) == ["LeftTests"])
+        try FileManager.default.removeItem(atPath: test)
 
-        // Package.resolved re-runs the targets that use another package's product, and only them.
+        // Package.resolved: every target under the safe rule (an executable a test runs may use the package).
         let resolved = package + "/Package.resolved"
         try Data(#"{"pins":[],"version":3}"#.utf8).write(to: URL(fileURLWithPath: resolved))
-        let pinned = try await fingerprints(package, settings)
-        #expect(Self.changed(base, pinned) == ["BothTests"])
-        try Data(#"{"pins":[{"identity":"x"}],"version":3}"#.utf8).write(to: URL(fileURLWithPath: resolved))
-        #expect(Self.changed(pinned, try await fingerprints(package, settings)) == manifest.affected(by: "Package.resolved"))
+        #expect(Self.changed(base, try await fingerprints(package, settings)) == manifest.testTargets)
+    }
+
+    /// Observed run-time inputs narrow the safe rule to the graph plus what the tests were seen to use: LeafTests
+    /// read Fixtures/expected.txt (outside every target folder) and looked for a file that is not there; every file
+    /// of the package, mutated, changes exactly the targets whose graph holds it, and the fixture LeafTests too.
+    @Test func observedInputsNarrowTheSafeRuleToTheGraphAndWhatWasUsed() async throws {
+        let dir = try TempDir()
+        let package = try diamondCopy(dir)
+        var settings = RunSettings()
+        settings.packagePath = package
+        let manifest = try await Manifest(package: package)
+        let swift = try #require(ProductBuilder.findSwift())
+        let graph = try await PackageGraph.describe(package: package, swift: swift)
+        let f = InputFingerprinter(package: package, graph: graph, toolchain: "Swift 6.x", settings: settings)
+        let seen: [String: Set<String>] = [
+            "LeafTests": [package + "/Fixtures/expected.txt", package + "/Fixtures/absent.txt", "/usr/lib/libc.so.6",
+                          package + "/.build/debug/DiamondPackageTests.xctest", package + "/Tests/LeafTests/LeafTests.swift"],
+            "LeftTests": [], "BothTests": [],
+        ]
+        func observed() throws -> [String: (TargetFingerprint, TargetRun)] {
+            var folders = FolderDigests(root: package)
+            var out: [String: (TargetFingerprint, TargetRun)] = [:]
+            for fp in try f.fingerprints(for: settings.configuredDestinations) {
+                let o = try f.observed(fp, paths: seen[fp.target] ?? [], productFolders: [], folders: &folders)
+                out[fp.target] = (fp, TargetRun(target: fp.target, destination: fp.destination, fingerprint: o.digest,
+                                                parts: o.parts, verdict: .passed, runID: "r", commit: nil, recordedAt: Date()))
+            }
+            return out
+        }
+        let recorded = try observed()
+        #expect(recorded["LeafTests"]?.1.observedInputs == ["Fixtures/absent.txt", "Fixtures/expected.txt"])
+        #expect(recorded["LeftTests"]?.1.observedInputs == [])
+        func changed() throws -> Set<String> {
+            var folders = FolderDigests(root: package)
+            var out: Set<String> = []
+            for fp in try f.fingerprints(for: settings.configuredDestinations) {
+                let row = try #require(recorded[fp.target]?.1)
+                if try f.current(fp, against: row, folders: &folders).digest != row.fingerprint { out.insert(fp.target) }
+            }
+            return out
+        }
+        #expect(try changed().isEmpty, "nothing changed: every observed record matches")
+        for file in FileWalk.files(under: package) {
+            let path = package + "/" + file
+            let original = try Self.mutate(path)
+            let now = try changed()
+            try original.write(to: URL(fileURLWithPath: path))
+            let expected = manifest.affected(by: file).union(file == "Fixtures/expected.txt" ? ["LeafTests"] : [])
+            #expect(now == expected, "changing \(file)")
+        }
+        // The file LeafTests looked for and did not find appears: a change of LeafTests alone.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: package + "/Fixtures/absent.txt"))
+        #expect(try changed() == ["LeafTests"])
+        try FileManager.default.removeItem(atPath: package + "/Fixtures/absent.txt")
+        // A file nobody used appears outside the targets: nothing runs.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: package + "/NOTES.md"))
+        #expect(try changed().isEmpty)
     }
 
     @Test func buildFlagsToolchainAndADestinationsEnvironmentReRunTheirTargets() async throws {
@@ -159,29 +230,35 @@ struct SelectiveInputsTests {
         var settings = RunSettings()
         settings.packagePath = package
 
-        // Undeclared, a fixture read at run time is invisible: nothing re-runs (why `inputs:` exists).
-        let plain = try await fingerprints(package, settings)
+        // Where observation saw nothing (a file a server outside the tests read, say), an undeclared fixture is
+        // invisible: nothing re-runs (why `inputs:` exists). The safe rule, without observation, sees it.
+        #expect(Self.changed(try await fingerprints(package, settings), try await { () async throws -> [String: String] in
+            let original = try Self.mutate(fixture)
+            defer { try? original.write(to: URL(fileURLWithPath: fixture)) }
+            return try await fingerprints(package, settings)
+        }()) == ["LeafTests", "LeftTests", "BothTests"])
+        let plain = try await fingerprints(package, settings, observed: true)
         var original = try Self.mutate(fixture)
-        #expect(Self.changed(plain, try await fingerprints(package, settings)).isEmpty)
+        #expect(Self.changed(plain, try await fingerprints(package, settings, observed: true)).isEmpty)
         try original.write(to: URL(fileURLWithPath: fixture))
 
         var everyone = settings
         everyone.selective.inputs = ["Fixtures/**"]
-        let declared = try await fingerprints(package, everyone)
+        let declared = try await fingerprints(package, everyone, observed: true)
         #expect(Self.changed(plain, declared) == ["LeafTests", "LeftTests", "BothTests"], "declaring inputs is a change")
         original = try Self.mutate(fixture)
-        #expect(Self.changed(declared, try await fingerprints(package, everyone)) == ["LeafTests", "LeftTests", "BothTests"])
+        #expect(Self.changed(declared, try await fingerprints(package, everyone, observed: true)) == ["LeafTests", "LeftTests", "BothTests"])
         try original.write(to: URL(fileURLWithPath: fixture))
 
         var leafOnly = settings
         leafOnly.selective.targetInputs = ["LeafTests": ["Fixtures/*.txt"]]
-        let own = try await fingerprints(package, leafOnly)
+        let own = try await fingerprints(package, leafOnly, observed: true)
         original = try Self.mutate(fixture)
-        #expect(Self.changed(own, try await fingerprints(package, leafOnly)) == ["LeafTests"])
+        #expect(Self.changed(own, try await fingerprints(package, leafOnly, observed: true)) == ["LeafTests"])
         try original.write(to: URL(fileURLWithPath: fixture))
         // A file the pattern does not match changes nothing.
         try Data("x".utf8).write(to: URL(fileURLWithPath: package + "/Fixtures/other.json"))
-        #expect(Self.changed(own, try await fingerprints(package, leafOnly)).isEmpty)
+        #expect(Self.changed(own, try await fingerprints(package, leafOnly, observed: true)).isEmpty)
     }
 
     /// What selective testing cannot cover runs everything and says so: an xcodebuild destination, a given product.

@@ -164,7 +164,7 @@ extension ConfigFile {
             selective.enabled = try node.bool()
             return
         }
-        let s = try node.mapping(allowed: ["enabled", "inputs", "target_inputs", "always_run", "feedback_first"])
+        let s = try node.mapping(allowed: ["enabled", "inputs", "target_inputs", "always_run", "feedback_first", "observe"])
         selective.enabled = try s["enabled"]?.bool() ?? true
         if let v = s["inputs"] { selective.inputs = try v.strings() }
         if let v = s["target_inputs"] {
@@ -186,6 +186,7 @@ extension ConfigFile {
             }
         }
         if let v = s["feedback_first"] { selective.feedbackFirst = try v.bool() }
+        if let v = s["observe"] { selective.observe = try v.bool() }
     }
 
     /// `timeout:`: when a test is hung (stall) and how long it may run (ceiling); see TimeLimitRules.

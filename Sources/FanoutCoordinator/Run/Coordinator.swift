@@ -200,7 +200,7 @@ public final class Coordinator: Sendable {
             var selective = plan.report
             // `--no-record`: nothing is left for later runs, and the report says so by listing no verdicts.
             if settings.recordHistory {
-                selective.verdicts = SelectivePolicy.verdicts(fingerprints: plan.fingerprints, catalog: plan.catalog,
+                selective.verdicts = SelectivePolicy.verdicts(fingerprints: await plan.recordedFingerprints(), catalog: plan.catalog,
                                                               results: report.results, interrupted: interrupted,
                                                               runID: runID, commit: plan.commit, at: report.finishedAt)
             }

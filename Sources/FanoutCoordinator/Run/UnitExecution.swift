@@ -24,7 +24,7 @@ struct UnitExecution: Sendable {
         let collector = UnitCollector(unit: unit, agent: transport.name)
         progress(.unitStarted(unit: unit.id, agent: transport.name, slot: slot.index,
                               suites: unit.suiteDescriptions, estimate: unit.estimate))
-        let command: Command
+        var command: Command
         // `--repeat` / `--seed`: the unit's FANOUT_SEED, for tests that draw random input (and replay it from the report).
         var destination = destination
         if let seed = prepared.seed {
@@ -37,8 +37,19 @@ struct UnitExecution: Sendable {
             return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
                                 log: "", result: collector.finish(ending, diagnostics: ""))
         }
-        return await run(unit, command: command, runner: runner, collector: collector, on: transport, slot: slot,
-                         start: start)
+        // Selective testing records what the tests used at run time: observed on local slots; a unit that ran
+        // anywhere else leaves its targets under the safe rule.
+        let observing = prepared.selective?.observing
+        var traces: String?
+        if let observing, transport.kind == .local { (command, traces) = observing.observer.observing(command) }
+        let finished = await run(unit, command: command, runner: runner, collector: collector, on: transport, slot: slot,
+                                 start: start)
+        if let observing {
+            let seen = traces.flatMap { observing.observer.paths(in: $0) }
+            await observing.inputs.unitEnded(modules: Set(unit.testIDs.map(\.suite.module)), destination: unit.destination,
+                                             seen: seen, productFolder: (binary as NSString).deletingLastPathComponent)
+        }
+        return finished
     }
 
     /// Keeps the files tests attached in the report folder (`AttachmentWriter`); returns their paths by test.

@@ -20,14 +20,24 @@ struct InputFingerprinter {
     /// Folders never hashed: build output, VCS data, editor state.
     static let ignoredFolders: Set<String> = [".build", ".git", ".swiftpm", ".DS_Store"]
 
-    /// Every test target's fingerprint on each destination.
+    /// The input that says how a target's run-time inputs are known: `assumed` (the safe rule: every file of the
+    /// package but the sources of other test targets) or `observed` (what its processes named while it passed).
+    static let runTimeKey = "run-time inputs"
+    /// The safe rule's input: every file of the package outside the target's closure, but other test targets' sources.
+    static let packageFilesKey = "package files"
+    /// A file, folder or absent path observed at run time, by its path relative to the package: `observed <path>`.
+    static let observedPrefix = "observed "
+    /// A product of the package the tests executed or read (`built math`), by the targets it is built from.
+    static let builtPrefix = "built "
+
+    /// Every test target's fingerprint on each destination, under the safe rule (nothing observed yet).
     func fingerprints(for destinations: [DestinationSpec]) throws(FanoutError) -> [TargetFingerprint] {
-        try measure(destinations).fingerprints
+        var folders = FolderDigests(root: package)
+        return try measure(destinations, folders: &folders)
     }
 
-    /// The fingerprints, and how many files of target folders were hashed.
-    func measure(_ destinations: [DestinationSpec]) throws(FanoutError) -> (fingerprints: [TargetFingerprint], files: Int) {
-        var folders = FolderDigests(root: package)
+    /// The fingerprints under the safe rule: what a target's run-time inputs are when nothing was observed.
+    func measure(_ destinations: [DestinationSpec], folders: inout FolderDigests) throws(FanoutError) -> [TargetFingerprint] {
         let manifests = try manifestDigest()
         let resolved = try externalDigest(&folders)
         let declared = try DeclaredInputs(root: package, patterns: settings.selective.inputs).digest()
@@ -37,6 +47,10 @@ struct InputFingerprinter {
                 "Package.swift": manifests,
                 "toolchain": SHA256.hex(toolchain),
                 "Fanout version": SHA256.hex(Coordinator.version),
+                // Anything of the package a test can reach at run time (an executable it runs from the products
+                // folder, a fixture it opens by a path made from #filePath) changes it, until observation narrows it.
+                Self.runTimeKey: "assumed",
+                "Package.resolved": resolved,
             ]
             let closure = graph.closure(of: target)
             for t in closure { common["files of \(t.name)"] = try folders.digest(t.path) }
@@ -45,9 +59,8 @@ struct InputFingerprinter {
             for plugin in graph.targets where plugin.type == "plugin" {
                 common["files of \(plugin.name)"] = try folders.digest(plugin.path)
             }
-            if closure.contains(where: { !($0.productDependencies ?? []).isEmpty }) {
-                common["Package.resolved"] = resolved
-            }
+            let otherTests = graph.testTargets.filter { t in !closure.contains { $0.name == t.name } }.map(\.path)
+            common[Self.packageFilesKey] = try folders.packageFiles(outside: closure.map(\.path), sourcesOf: otherTests)
             let own = settings.selective.targetInputs[target.name] ?? []
             if !settings.selective.inputs.isEmpty || !own.isEmpty {
                 var hash = SHA256()
@@ -63,7 +76,71 @@ struct InputFingerprinter {
                 out.append(TargetFingerprint(target: target.name, module: target.c99name, destination: spec.name, parts: parts))
             }
         }
-        return (out, folders.files)
+        return out
+    }
+
+    /// What is known of a target whatever its tests do at run time: the safe rule's parts less the rule itself (and
+    /// less the pins, unless the target's own code uses another package).
+    func base(of fingerprint: TargetFingerprint) -> [String: String] {
+        var parts = fingerprint.parts
+        parts[Self.packageFilesKey] = nil
+        parts[Self.runTimeKey] = nil
+        let target = graph.targets.first { $0.name == fingerprint.target }
+        let usesPackages = target.map { graph.closure(of: $0).contains { !($0.productDependencies ?? []).isEmpty } } ?? true
+        if !usesPackages { parts["Package.resolved"] = nil }
+        return parts
+    }
+
+    /// The fingerprint of a target whose every unit ran observed and named `paths`: its base, and each path of the
+    /// package it named (files by their bytes, folders by their names, absent paths as absent); an executable or a
+    /// resource bundle of the products folder counts as the files of the targets it is built from.
+    func observed(_ fingerprint: TargetFingerprint, paths: Set<String>, productFolders: Set<String>,
+                  folders: inout FolderDigests) throws(FanoutError) -> TargetFingerprint {
+        var parts = base(of: fingerprint)
+        parts[Self.runTimeKey] = "observed"
+        let closure = graph.targets.first { $0.name == fingerprint.target }.map { graph.closure(of: $0).map(\.path) } ?? []
+        let roots = Set([package, FolderDigests.realPath(package)])
+        for path in paths {
+            switch ObservedPath.classify(path, roots: roots, productFolders: productFolders, closure: closure, graph: graph) {
+            case .ignored: continue
+            case .file(let relative): parts[Self.observedPrefix + relative] = folders.state(package + "/" + relative)
+            case .pins: parts["Package.resolved"] = try externalDigest(&folders)
+            case .built(let name): parts[Self.builtPrefix + name] = try builtDigest(name, folders: &folders)
+            }
+        }
+        return TargetFingerprint(target: fingerprint.target, module: fingerprint.module, destination: fingerprint.destination,
+                                 parts: parts)
+    }
+
+    /// A product the tests ran or read (`built math`): the files of every target it is built from, and the pins when
+    /// any of them uses another package. A product no target builds any more has a digest of its own.
+    func builtDigest(_ name: String, folders: inout FolderDigests) throws(FanoutError) -> String {
+        let targets = graph.targets(producing: name)
+        guard !targets.isEmpty else { return "(no target builds it)" }
+        var hash = SHA256()
+        for t in targets { hash.update("\(t.name)\u{0}\(try folders.digest(t.path))\n") }
+        if targets.contains(where: { !($0.productDependencies ?? []).isEmpty }) { hash.update(try externalDigest(&folders)) }
+        return hash.hex()
+    }
+
+    /// The fingerprint to compare with a recorded run: its own kind. A run recorded with observed inputs is compared
+    /// on the same inputs as they are now; any other on the safe rule.
+    func current(_ fingerprint: TargetFingerprint, against row: TargetRun,
+                 folders: inout FolderDigests) throws(FanoutError) -> TargetFingerprint {
+        guard row.parts[Self.runTimeKey] == "observed" else { return fingerprint }
+        var parts = base(of: fingerprint)
+        parts[Self.runTimeKey] = "observed"
+        for key in row.parts.keys where parts[key] == nil {
+            if key.hasPrefix(Self.observedPrefix) {
+                parts[key] = folders.state(package + "/" + key.dropFirst(Self.observedPrefix.count))
+            } else if key.hasPrefix(Self.builtPrefix) {
+                parts[key] = try builtDigest(String(key.dropFirst(Self.builtPrefix.count)), folders: &folders)
+            } else if key == "Package.resolved" {
+                parts[key] = try externalDigest(&folders)
+            }
+        }
+        return TargetFingerprint(target: fingerprint.target, module: fingerprint.module, destination: fingerprint.destination,
+                                 parts: parts)
     }
 
     static func destinationDigest(_ spec: DestinationSpec) -> String {
@@ -129,27 +206,147 @@ enum FileDigest {
     }
 }
 
-/// Digests of whole folders (every file under them, by relative path), each computed once per run.
+/// Digests of whole folders (every file under them, by relative path), of single files and of observed paths, each
+/// computed once per run.
 struct FolderDigests {
     let root: String
     private var known: [String: String] = [:]
+    private var fileDigests: [String: String] = [:]
+    private var states: [String: String] = [:]
+    private var packageList: [String]?
     /// Files hashed so far.
     private(set) var files = 0
 
     init(root: String) { self.root = root }
 
-    /// `path` is relative to the root, or absolute. A folder that does not exist has a digest of its own.
+    /// `path` is relative to the root, or absolute. A folder that does not exist has a digest of its own; a broken
+    /// symbolic link in it is an error (what it pointed to cannot be hashed, so nothing may be skipped on it).
     mutating func digest(_ path: String) throws(FanoutError) -> String {
         let full = path.hasPrefix("/") ? path : root + "/" + path
         if let d = known[full] { return d }
         var hash = SHA256()
-        let files = FileWalk.files(under: full)
+        var broken: [String] = []
+        let files = FileWalk.files(under: full, broken: &broken)
+        try Self.refuse(broken, in: full)
         if files.isEmpty { hash.update("(empty or missing folder)") }
-        for file in files { hash.update("\(file)\u{0}\(try FileDigest.of(full + "/" + file))\n") }
-        self.files += files.count
+        for file in files { hash.update("\(file)\u{0}\(try fileDigest(full + "/" + file))\n") }
         let d = hash.hex()
         known[full] = d
         return d
+    }
+
+    /// A file's digest, read once per run however many targets count it.
+    mutating func fileDigest(_ full: String) throws(FanoutError) -> String {
+        if let d = fileDigests[full] { return d }
+        let d = try FileDigest.of(full)
+        fileDigests[full] = d
+        files += 1
+        return d
+    }
+
+    /// The safe rule's input of one target: every file of the package (build output and VCS data aside) outside the
+    /// folders of its closure (hashed on their own), less the Swift sources of the other test targets (compiled
+    /// into the same test binary, they are not run by this target's tests; their other files, fixtures among them,
+    /// count).
+    mutating func packageFiles(outside closure: [String], sourcesOf otherTests: [String]) throws(FanoutError) -> String {
+        if packageList == nil {
+            var broken: [String] = []
+            packageList = FileWalk.files(under: root, broken: &broken)
+            try Self.refuse(broken, in: root)
+        }
+        func folder(_ path: String) -> String {
+            var p = path.hasPrefix("/") && path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+            while p.hasPrefix("./") { p.removeFirst(2) }
+            while p.hasSuffix("/") { p.removeLast() }
+            return p
+        }
+        let inside = closure.map(folder)
+        let tests = otherTests.map(folder)
+        func under(_ file: String, _ folders: [String]) -> Bool {
+            folders.contains { $0.isEmpty || $0 == "." || file.hasPrefix($0 + "/") }
+        }
+        var hash = SHA256()
+        for file in packageList ?? [] where !under(file, inside) {
+            if file.hasSuffix(".swift"), under(file, tests) { continue }
+            hash.update("\(file)\u{0}\(try fileDigest(root + "/" + file))\n")
+        }
+        return hash.hex()
+    }
+
+    /// What an observed path is now: a file's bytes, a folder's names, `absent`.
+    mutating func state(_ full: String) -> String {
+        if let s = states[full] { return s }
+        var info = stat()
+        let s: String
+        if stat(full, &info) != 0 {
+            s = errno == ENOENT || errno == ENOTDIR ? "absent" : "unreadable (\(String(cString: strerror(errno))))"
+        } else if (info.st_mode & S_IFMT) == S_IFDIR {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: full)) ?? [])
+                .filter { !InputFingerprinter.ignoredFolders.contains($0) }.sorted()
+            s = "folder " + SHA256.hex(names.joined(separator: "\n"))
+        } else if (info.st_mode & S_IFMT) == S_IFREG {
+            do {
+                s = try fileDigest(full)
+            } catch {
+                s = "unreadable"
+            }
+        } else {
+            s = "other"
+        }
+        states[full] = s
+        return s
+    }
+
+    /// The path with every symbolic link resolved (itself when it cannot be).
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func refuse(_ broken: [String], in folder: String) throws(FanoutError) {
+        guard let first = broken.first else { return }
+        throw FanoutError("selective testing found a broken symbolic link, \(folder)/\(first)"
+                          + (broken.count > 1 ? " (and \(broken.count - 1) more)" : ""),
+                          hint: "Fix or remove it: what it pointed to cannot be hashed, so no test target may be skipped on it.",
+                          exitCode: .infrastructure)
+    }
+}
+
+/// Where a path a test process named belongs, for its target's observed inputs.
+enum ObservedPath: Equatable {
+    /// Outside the package, inside the target's own closure (hashed already), a manifest, build output or VCS data.
+    case ignored
+    /// A path of the package, relative to its root: hashed by what it is now.
+    case file(String)
+    /// Under the build folder's checkouts: the pins and local dependencies.
+    case pins
+    /// An executable or a resource bundle of the products folder, by its name there.
+    case built(String)
+
+    static func classify(_ path: String, roots: Set<String>, productFolders: Set<String>, closure: [String],
+                         graph: PackageGraph) -> ObservedPath {
+        for folder in productFolders where path.hasPrefix(folder + "/") {
+            return built(path.dropFirst(folder.count + 1).split(separator: "/"), graph: graph)
+        }
+        guard let root = roots.first(where: { path.hasPrefix($0 + "/") }) else { return .ignored }
+        let relative = String(path.dropFirst(root.count + 1))
+        let first = relative.prefix { $0 != "/" }
+        if first == ".build" { return built(relative.split(separator: "/").dropFirst(), graph: graph) }
+        if InputFingerprinter.ignoredFolders.contains(String(first)) { return .ignored }
+        if !relative.contains("/"), relative.hasPrefix("Package"), relative.hasSuffix(".swift") { return .ignored }
+        let inside = closure.contains { folder in
+            let f = folder.hasPrefix("./") ? String(folder.dropFirst(2)) : folder
+            return f.isEmpty || f == "." || relative == f || relative.hasPrefix(f + "/")
+        }
+        return inside ? .ignored : .file(relative)
+    }
+
+    /// A path inside a build folder: the first component that names a product or a resource bundle.
+    private static func built<C: Collection>(_ components: C, graph: PackageGraph) -> ObservedPath where C.Element == Substring {
+        if components.contains(where: { $0 == "checkouts" || $0 == "repositories" }) { return .pins }
+        for c in components where !graph.targets(producing: String(c)).isEmpty { return .built(String(c)) }
+        return .ignored
     }
 }
 
@@ -159,14 +356,21 @@ struct FolderDigests {
 /// for 2,000 files here, ten times the reading and hashing of them. Symbolic links are followed.
 enum FileWalk {
     static func files(under folder: String) -> [String] {
+        var broken: [String] = []
+        return files(under: folder, broken: &broken)
+    }
+
+    /// The same; `broken` gets the symbolic links that point nowhere.
+    static func files(under folder: String, broken: inout [String]) -> [String] {
         var out: [String] = []
         var seen: Set<[UInt64]> = []
-        walk(folder, relative: "", into: &out, seen: &seen)
+        walk(folder, relative: "", into: &out, broken: &broken, seen: &seen)
         return out.sorted()
     }
 
     /// `seen`: the folders walked (device and inode), so a symbolic link back up the tree is not walked forever.
-    private static func walk(_ folder: String, relative: String, into out: inout [String], seen: inout Set<[UInt64]>) {
+    private static func walk(_ folder: String, relative: String, into out: inout [String], broken: inout [String],
+                             seen: inout Set<[UInt64]>) {
         var me = stat()
         guard stat(folder, &me) == 0, seen.insert([UInt64(me.st_dev), UInt64(me.st_ino)]).inserted,
               let dir = opendir(folder) else { return }
@@ -180,18 +384,21 @@ enum FileWalk {
             let mine = relative.isEmpty ? name : relative + "/" + name
             switch Int32(entry.pointee.d_type) {
             case Int32(DT_DIR):
-                if !InputFingerprinter.ignoredFolders.contains(name) { walk(path, relative: mine, into: &out, seen: &seen) }
+                if !InputFingerprinter.ignoredFolders.contains(name) { walk(path, relative: mine, into: &out, broken: &broken, seen: &seen) }
             case Int32(DT_REG):
                 out.append(mine)
             default:
                 // A symbolic link counts as what it points to (its bytes, or its folder's files, are what the build
                 // reads); sockets and pipes are not files; a file system that does not say (DT_UNKNOWN) is asked.
                 var info = stat()
-                guard stat(path, &info) == 0 else { continue }
+                guard stat(path, &info) == 0 else {
+                    if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK { broken.append(mine) }
+                    continue
+                }
                 if (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 {
                     out.append(mine)
                 } else if (info.st_mode & S_IFMT) == S_IFDIR, !InputFingerprinter.ignoredFolders.contains(name) {
-                    walk(path, relative: mine, into: &out, seen: &seen)
+                    walk(path, relative: mine, into: &out, broken: &broken, seen: &seen)
                 }
             }
         }

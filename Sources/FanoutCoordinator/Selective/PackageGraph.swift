@@ -31,12 +31,38 @@ struct PackageGraph: Sendable, Decodable {
         var path: String?
     }
 
+    /// A product of the package: an executable's binary in the products folder is named after it.
+    struct Product: Sendable, Decodable {
+        var name: String
+        var targets: [String]
+    }
+
     var name: String
     var path: String
     var targets: [Target]
     var dependencies: [Dependency]
+    var products: [Product]?
 
     var testTargets: [Target] { targets.filter { $0.type == "test" }.sorted { $0.name < $1.name } }
+
+    /// The targets behind a file named `name` in the products folder: an executable product's (or an executable
+    /// target's, which SwiftPM makes a product of its own), or the target of a resource bundle
+    /// `<Package>_<Target>.resources`; with everything they depend on. Empty for anything else.
+    func targets(producing name: String) -> [Target] {
+        var roots: [String] = []
+        if let product = products?.first(where: { $0.name == name }) { roots += product.targets }
+        if let t = targets.first(where: { $0.name == name && $0.type == "executable" }) { roots.append(t.name) }
+        if name.hasSuffix(".resources"), let cut = name.lastIndex(of: "_") {
+            let target = String(name[name.index(after: cut)...].dropLast(".resources".count))
+            if targets.contains(where: { $0.name == target }) { roots.append(target) }
+        }
+        var out: [String: Target] = [:]
+        for root in roots {
+            guard let t = targets.first(where: { $0.name == root }) else { continue }
+            for c in closure(of: t) { out[c.name] = c }
+        }
+        return out.values.sorted { $0.name < $1.name }
+    }
 
     /// The target and every target it depends on, directly or not (each once, in name order).
     func closure(of target: Target) -> [Target] {
@@ -59,7 +85,8 @@ struct PackageGraph: Sendable, Decodable {
         guard case .exited(0) = ending else {
             let text = String(decoding: err + out, as: UTF8.self).split(separator: "\n").suffix(10).joined(separator: "\n")
             throw FanoutError("selective testing needs the package's targets, and `swift package describe` failed (\(ending)): \(text)",
-                              hint: "Run `swift package describe --type json` in \(package) to see why, or run without --selective.")
+                              hint: "Run `swift package describe --type json` in \(package) to see why, or run without --selective.",
+                              exitCode: .infrastructure)
         }
         // Warnings may precede the JSON on some toolchains: start at the first `{`.
         let start = out.firstIndex(of: UInt8(ascii: "{")) ?? out.startIndex

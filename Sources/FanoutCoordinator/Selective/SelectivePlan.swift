@@ -19,6 +19,14 @@ struct SelectivePlan: Sendable {
     var seconds = 0.0
     var hashSeconds = 0.0
     var files = 0
+    /// Hashes the inputs again after the run, with what the tests were seen to use; nil when the package could not
+    /// be read (then nothing is recorded).
+    var fingerprinter: InputFingerprinter?
+    /// Watches what the units of this run touch (local slots, strace); nil when the run records nothing or cannot
+    /// observe (then `observation` says why, and the safe rule holds for every target that ran).
+    var observing: RunTimeObservation?
+    /// How run-time inputs are known in this run, in words.
+    var observation: String?
 
     /// Whether the work of a module on a destination is skipped: one lookup per work item (a suite may have
     /// 100,000 of them), in a set made once.
@@ -61,7 +69,26 @@ struct SelectivePlan: Sendable {
         report.seconds = seconds
         report.hashSeconds = hashSeconds
         report.filesHashed = files
+        report.observation = observation
         return report
+    }
+
+    /// The fingerprints this run's verdicts are recorded under: a target each of whose units ran observed keeps
+    /// the paths its processes named; any other, the safe rule (every file of the package).
+    func recordedFingerprints() async -> [TargetFingerprint] {
+        guard let fingerprinter, let observing else { return fingerprints }
+        var folders = FolderDigests(root: fingerprinter.package)
+        let products = await observing.inputs.productFolders
+        var out: [TargetFingerprint] = []
+        for fp in fingerprints {
+            if let paths = await observing.inputs.observed(destination: fp.destination, module: fp.module),
+               let observed = try? fingerprinter.observed(fp, paths: paths, productFolders: products, folders: &folders) {
+                out.append(observed)
+            } else {
+                out.append(fp)
+            }
+        }
+        return out
     }
 
     /// Reads the package's graph, hashes every test target's inputs on each destination it can cover, and decides
@@ -85,6 +112,28 @@ struct SelectivePlan: Sendable {
             }
         }
         guard !covered.isEmpty else { return plan }
+        do {
+            try await plan.decide(settings: settings, covered: covered, progress: progress)
+        } catch where error.exitCode == .usage {
+            throw error
+        } catch {
+            // What cannot be read cannot vouch for a skip: everything runs, and the report says why.
+            plan.fingerprints = []
+            plan.decisions = []
+            plan.fingerprinter = nil
+            plan.observing = nil
+            plan.notes.append("selective testing could not decide, so every test target runs: \(error.message)"
+                              + (error.hint.map { " (\($0))" } ?? ""))
+        }
+        plan.seconds = (clock.now - start).seconds
+        return plan
+    }
+
+    /// Reads the graph, hashes each covered destination's test targets and decides each one from the history.
+    private mutating func decide(settings: RunSettings, covered: [DestinationSpec],
+                                 progress: ProgressHandler) async throws(FanoutError) {
+        var plan = self
+        defer { self = plan }
         let (package, swift) = try ProductBuilder.packageAndSwift(settings.packagePath)
         progress(.phase("selective: reading the targets of \(package) and hashing their inputs"))
         async let commit = Self.output(Command(executable: "/usr/bin/env",
@@ -103,9 +152,11 @@ struct SelectivePlan: Sendable {
         let head = await commit
         plan.commit = head.flatMap { $0.count == 40 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
         let fingerprinter = InputFingerprinter(package: package, graph: graph, toolchain: version, settings: settings)
+        let clock = ContinuousClock()
         let hashing = clock.now
-        (plan.fingerprints, plan.files) = try fingerprinter.measure(covered)
-        plan.hashSeconds = (clock.now - hashing).seconds
+        var folders = FolderDigests(root: package)
+        plan.fingerprints = try fingerprinter.measure(covered, folders: &folders)
+        plan.fingerprinter = fingerprinter
         let unknown = Set(settings.selective.targetInputs.keys).subtracting(graph.testTargets.map(\.name))
         if let name = unknown.sorted().first {
             throw FanoutError("selective.target_inputs names '\(name)', which is not a test target of \(graph.name)",
@@ -115,8 +166,31 @@ struct SelectivePlan: Sendable {
         let history = Self.readHistory(settings.historyPath, destinations: covered.map(\.name), notes: &plan.notes)
         let byName = try ClassPatterns(settings.selective.alwaysRun, option: "selective.always_run")
         for fp in plan.fingerprints {
-            plan.decisions.append(SelectivePolicy.decide(fp, history: history[fp.destination]?[fp.target] ?? [],
-                                                         alwaysRun: byName.firstMatch(fp.target)))
+            let rows = history[fp.destination]?[fp.target] ?? []
+            // A pass whose run-time inputs were observed is compared on those paths as they are now.
+            var now: [String: TargetFingerprint] = [:]
+            for row in rows where row.verdict == .passed && now[row.runID] == nil {
+                now[row.runID] = (try? fingerprinter.current(fp, against: row, folders: &folders)) ?? fp
+            }
+            plan.decisions.append(SelectivePolicy.decide(fp, history: rows, alwaysRun: byName.firstMatch(fp.target),
+                                                         current: { now[$0.runID] ?? fp }))
+        }
+        plan.hashSeconds = (clock.now - hashing).seconds
+        plan.files = folders.files
+        if settings.selective.observe && settings.recordHistory {
+            let (observer, why) = await RunTimeObserver.find(
+                folder: NSTemporaryDirectory() + "fanout-observe-\(UUID().uuidString.prefix(8))")
+            if let observer {
+                plan.observing = RunTimeObservation(observer: observer)
+                plan.observation = "run-time inputs observed on local slots (strace): each target that ran is recorded "
+                    + "with the files, folders and products its processes used"
+            } else {
+                plan.observation = "run-time inputs not observed: \(why ?? "unavailable"); each target that ran is "
+                    + "recorded under the safe rule (every file of the package is its input)"
+            }
+        } else if !settings.selective.observe {
+            plan.observation = "run-time inputs not observed (selective.observe: false): each target that ran is "
+                + "recorded under the safe rule (every file of the package is its input)"
         }
         if !settings.isSelective {
             // `--feedback-first` without `--selective`: every target runs; what would have been skipped says so.
@@ -125,8 +199,6 @@ struct SelectivePlan: Sendable {
                 plan.decisions[i].reason = "runs (selective skipping is off); would be skipped: \(plan.decisions[i].reason)"
             }
         }
-        plan.seconds = (clock.now - start).seconds
-        return plan
     }
 
     private static func readHistory(_ path: String, destinations: [String],

@@ -12,6 +12,9 @@ public struct SelectiveSettings: Sendable, Hashable {
     public var alwaysRun: [String] = []
     /// Start first what a change most likely broke: targets whose inputs changed, and classes that failed recently.
     public var feedbackFirst = false
+    /// Observe what the tests of each target use at run time (local slots, strace) and record it with a full pass;
+    /// off: every test target counts every file of the package as its input (the safe rule).
+    public var observe = true
 
     public init() {}
 }

@@ -8,8 +8,11 @@ import struct Foundation.Date
 public enum SelectivePolicy {
     /// Whether a target with inputs `fingerprint` runs. `history` is what earlier runs recorded for this target on
     /// this destination, newest first. `alwaysRun` is the `always_run` pattern that matched it, if one did.
-    public static func decide(_ fingerprint: TargetFingerprint, history: [TargetRun],
-                              alwaysRun: String? = nil) -> SelectiveDecision {
+    /// `current` gives the target's inputs as they are now, in the terms of a recorded run (a run whose run-time
+    /// inputs were observed is compared on the paths it observed); without it, `fingerprint` is compared with all.
+    public static func decide(_ fingerprint: TargetFingerprint, history: [TargetRun], alwaysRun: String? = nil,
+                              current: ((TargetRun) -> TargetFingerprint)? = nil) -> SelectiveDecision {
+        let now = current ?? { _ in fingerprint }
         func runs(_ cause: SelectiveCause, _ reason: String) -> SelectiveDecision {
             SelectiveDecision(target: fingerprint.target, module: fingerprint.module, destination: fingerprint.destination,
                               cause: cause, reason: reason, fingerprint: fingerprint.digest)
@@ -20,10 +23,11 @@ public enum SelectivePolicy {
             case .failed:
                 // A failure, a crash, a time-out, an interruption: the next run must show it again or show it gone.
                 return runs(.lastFailed, "its last run did not pass (\(row.label): \(row.reason ?? "failed"))")
-            case .passed where row.fingerprint == fingerprint.digest:
+            case .passed where row.fingerprint == now(row).digest:
                 var skip = SelectiveDecision(target: fingerprint.target, module: fingerprint.module,
                                              destination: fingerprint.destination, cause: .unchanged,
-                                             reason: "unchanged since \(row.label)", fingerprint: fingerprint.digest)
+                                             reason: "unchanged since \(row.label)", fingerprint: row.fingerprint)
+                skip.observed = row.observedInputs
                 skip.since = row.runID
                 skip.sinceCommit = row.commit
                 skip.sinceAt = row.recordedAt
@@ -35,10 +39,11 @@ public enum SelectivePolicy {
         guard let last = history.first(where: { $0.verdict == .passed }) else {
             return runs(.noPass, "no full pass on record for \(fingerprint.destination)")
         }
-        let changed = fingerprint.changed(since: last.parts)
+        let changed = now(last).changed(since: last.parts)
         var decision = runs(.changed, "changed since its last full pass (\(last.label)): "
                             + (changed.isEmpty ? "inputs" : changed.joined(separator: ", ")))
         decision.changed = changed
+        decision.observed = last.observedInputs
         return decision
     }
 

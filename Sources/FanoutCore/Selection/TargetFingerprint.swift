@@ -79,6 +79,17 @@ public struct TargetRun: Codable, Sendable, Hashable {
         self.recordedAt = recordedAt
     }
 
+    /// The run-time inputs this run observed: paths of the package (files, folders, absent paths) and products
+    /// (`built math`: an executable or resource bundle, by the targets it is built from); nil when they were not
+    /// observed (the safe rule: every file of the package counted).
+    public var observedInputs: [String]? {
+        guard parts["run-time inputs"] == "observed" else { return nil }
+        return parts.keys.compactMap { key in
+            if key.hasPrefix("observed ") { return String(key.dropFirst("observed ".count)) }
+            return key.hasPrefix("built ") ? key : nil
+        }.sorted()
+    }
+
     /// `run 20261126-101500-3f2a1 at commit 1a2b3c4d5e6f` (or `with inputs <digest>` outside git).
     public var label: String {
         "run \(runID) " + (commit.map { "at commit \($0.prefix(12))" } ?? "with inputs \(fingerprint.prefix(12))")
@@ -117,6 +128,9 @@ public struct SelectiveDecision: Codable, Sendable, Hashable {
     public var sinceAt: Date?
     /// The inputs that changed since its last full pass, when it runs because of them.
     public var changed: [String]?
+    /// The run-time inputs observed by the full pass this decision compared with (paths relative to the package);
+    /// nil when that pass observed nothing (then every file of the package counted).
+    public var observed: [String]?
 
     public init(target: String, module: String, destination: String, cause: SelectiveCause, reason: String,
                 fingerprint: String) {
@@ -145,6 +159,8 @@ public struct SelectiveReport: Codable, Sendable, Hashable {
     public var seconds: Double?
     public var hashSeconds: Double?
     public var filesHashed: Int?
+    /// How the run-time inputs of the targets that ran were known: observed (and how), or why not.
+    public var observation: String?
 
     public init(decisions: [SelectiveDecision] = [], verdicts: [TargetRun] = [], feedbackFirst: Bool = false,
                 notes: [String] = []) {

@@ -1,0 +1,202 @@
+import FanoutAgents
+import FanoutCore
+import Foundation
+
+/// Watches what a test process, and every process it starts, names on the file system while it runs: the files it
+/// opens or looks at, the folders it lists, the programs it executes. What selective testing records as the run-time
+/// inputs of the test targets that ran (docs/selective.md, "What is observed").
+///
+/// The mechanism is `strace` with a seccomp filter (`--seccomp-bpf`): the kernel stops the process only at the
+/// file-system calls (`%file`: open, stat, access, execve, readlink, ...), every other call runs at full speed; `-f`
+/// follows every child (an example executable the tests spawn, a shell, a tool), and `-y` names each call's folder,
+/// so a relative path is known in full. It sees what a preloaded library would miss (static binaries, direct system
+/// calls), and it needs nothing built or deployed. It runs on local slots only: an SSH agent's paths are not the
+/// package's, and a test run there counts as not observed (the safe rule).
+struct RunTimeObserver: Sendable {
+    /// The `strace` executable.
+    let strace: String
+    /// Where each unit's traces go (one folder per unit, removed once read).
+    let folder: String
+
+    /// The strace on the PATH if it can trace here (some containers forbid ptrace); else nil and why not.
+    static func find(folder: String) async -> (RunTimeObserver?, String?) {
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            .map { "\($0)/strace" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let path else {
+            return (nil, "strace was not found (install it: apt-get install strace)")
+        }
+        let probe = Command(executable: path, arguments: ["-f", "-qq", "--seccomp-bpf", "-e", "trace=%file", "-o", "/dev/null",
+                                                          "--", "/bin/true"])
+        let (ending, out, err) = await LocalShell("selective").capture(probe, timeout: 30)
+        guard case .exited(0) = ending else {
+            let text = String(decoding: err + out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return (nil, "strace cannot trace here (\(ending)\(text.isEmpty ? "" : ": " + text.prefix(200)))")
+        }
+        return (RunTimeObserver(strace: path, folder: folder), nil)
+    }
+
+    /// `command` run under strace, its traces written into a new folder (returned).
+    func observing(_ command: Command) -> (Command, String) {
+        let traces = "\(folder)/\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+        let arguments = ["-f", "-ff", "-qq", "--seccomp-bpf", "-e", "trace=%file", "-e", "signal=none", "-y", "-x",
+                         "-s", "65535", "-o", "\(traces)/t", "--", command.executable] + command.arguments
+        return (Command(executable: strace, arguments: arguments, environment: command.environment), traces)
+    }
+
+    /// Every absolute path named in the traces of one unit; nil when there are none (the process never started under
+    /// strace), so that nothing is taken for observed that was not. The folder is removed.
+    func paths(in traces: String) -> Set<String>? {
+        defer { try? FileManager.default.removeItem(atPath: traces) }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: traces)) ?? []
+        guard !files.isEmpty else { return nil }
+        var out: Set<String> = []
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: "\(traces)/\(file)") else { return nil }
+            out.formUnion(FileAccessTrace.paths(in: String(decoding: data, as: UTF8.self)))
+        }
+        return out
+    }
+}
+
+/// Reads the paths out of one process's `strace -y -x` output: each line is one call, e.g.
+/// `openat(AT_FDCWD</pkg>, "Fixtures/a.json", O_RDONLY) = 3</pkg/Fixtures/a.json>`,
+/// `execve("/pkg/.build/debug/math", ["math"], ...) = 0`, `access("/x", R_OK) = -1 ENOENT (...)`.
+/// A path relative to a folder descriptor (`AT_FDCWD<…>` or `3<…>`) is made absolute with it; the path a
+/// successful open resolved to (`= 3<…>`) counts too, so a link is seen as both.
+enum FileAccessTrace {
+    static func paths(in text: String) -> [String] {
+        var out: [String] = []
+        var cwd: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            var rest = Substring(line)
+            guard let open = rest.firstIndex(of: "("), rest[..<open].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+            else { continue }
+            rest = rest[rest.index(after: open)...]
+            var folder: String?
+            if let (annotated, after) = annotation(rest) {
+                folder = annotated
+                if rest.hasPrefix("AT_FDCWD") { cwd = annotated }
+                rest = after.drop { $0 == "," || $0 == " " }
+            }
+            if rest.first == "\"", let (string, _) = quoted(rest) {
+                if string.isEmpty {
+                    if let folder { out.append(folder) }
+                } else if string.hasPrefix("/") {
+                    out.append(normalized(string))
+                } else if let base = folder ?? cwd {
+                    out.append(normalized(base + "/" + string))
+                }
+            }
+            // `= 3</resolved/path>` at the end: what an open found.
+            if let eq = line.range(of: ") = ", options: .backwards) {
+                let result = line[eq.upperBound...].drop { $0.isNumber }
+                if result.first == "<", let (resolved, _) = annotation(Substring("0" + result)) {
+                    out.append(resolved)
+                }
+            }
+        }
+        return out
+    }
+
+    /// `AT_FDCWD</path>` or `12</path>` at the start: the path and what follows the `>`.
+    private static func annotation(_ s: Substring) -> (String, Substring)? {
+        let head = s.prefix { $0 != "<" }
+        guard head == "AT_FDCWD" || (!head.isEmpty && head.allSatisfy(\.isNumber)) else { return nil }
+        var i = s.index(s.startIndex, offsetBy: head.count)
+        guard i < s.endIndex, s[i] == "<" else { return nil }
+        i = s.index(after: i)
+        guard let close = s[i...].firstIndex(of: ">") else { return nil }
+        return (unescaped(s[i..<close]), s[s.index(after: close)...])
+    }
+
+    /// A C string literal at the start of `s` (strace's escapes undone), and what follows it.
+    private static func quoted(_ s: Substring) -> (String, Substring)? {
+        var i = s.index(after: s.startIndex)
+        var raw = Substring()
+        while i < s.endIndex {
+            if s[i] == "\\" {
+                i = s.index(after: i)
+                guard i < s.endIndex else { return nil }
+            } else if s[i] == "\"" {
+                raw = s[s.index(after: s.startIndex)..<i]
+                return (unescaped(raw), s[s.index(after: i)...])
+            }
+            i = s.index(after: i)
+        }
+        return nil
+    }
+
+    /// `\xHH`, `\ooo`, `\n`, `\t`, `\"`, `\\` and the like, as bytes, then UTF-8.
+    static func unescaped(_ s: Substring) -> String {
+        guard s.contains("\\") else { return String(s) }
+        var bytes: [UInt8] = []
+        var chars = Array(s.utf8)[...]
+        while let c = chars.popFirst() {
+            guard c == UInt8(ascii: "\\"), let e = chars.popFirst() else { bytes.append(c); continue }
+            switch e {
+            case UInt8(ascii: "x"):
+                let hex = chars.prefix(2)
+                chars = chars.dropFirst(hex.count)
+                bytes.append(UInt8(String(decoding: hex, as: UTF8.self), radix: 16) ?? 0)
+            case UInt8(ascii: "0")...UInt8(ascii: "7"):
+                var digits = [e]
+                while digits.count < 3, let d = chars.first, (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(d) {
+                    digits.append(d)
+                    chars = chars.dropFirst()
+                }
+                bytes.append(UInt8(String(decoding: digits, as: UTF8.self), radix: 8) ?? 0)
+            case UInt8(ascii: "n"): bytes.append(10)
+            case UInt8(ascii: "t"): bytes.append(9)
+            case UInt8(ascii: "r"): bytes.append(13)
+            case UInt8(ascii: "v"): bytes.append(11)
+            case UInt8(ascii: "f"): bytes.append(12)
+            default: bytes.append(e)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `.` and `..` taken out, by the letters of the path (a link's target is seen through the resolved path).
+    static func normalized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+}
+
+/// What the run observed of each test target on each destination: the paths its units named, or that some unit of
+/// it ran where nothing could be observed (then the safe rule holds for it).
+actor ObservedInputs {
+    private var paths: [String: Set<String>] = [:]
+    private var blind: Set<String> = []
+    /// The products folders of the run (executables and resource bundles are named there).
+    private(set) var productFolders: Set<String> = []
+
+    private static func key(_ destination: String, _ module: String) -> String { "\(destination)\u{0}\(module)" }
+
+    /// A unit of `modules` ended; `seen` is nil when it was not observed.
+    func unitEnded(modules: Set<String>, destination: String, seen: Set<String>?, productFolder: String) {
+        productFolders.insert(productFolder)
+        for module in modules {
+            let k = Self.key(destination, module)
+            if let seen { paths[k, default: []].formUnion(seen) } else { blind.insert(k) }
+        }
+    }
+
+    /// The paths every unit of this target named; nil when any unit of it was not observed, or none ran.
+    func observed(destination: String, module: String) -> Set<String>? {
+        let k = Self.key(destination, module)
+        return blind.contains(k) ? nil : paths[k]
+    }
+}
+
+/// Observation in one run: how units are wrapped, and what they named.
+struct RunTimeObservation: Sendable {
+    let observer: RunTimeObserver
+    let inputs = ObservedInputs()
+}

@@ -1,0 +1,117 @@
+import FanoutAgents
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Testing
+
+/// What tests use at run time is an input too (issue 36), on real builds and runs of the RunTime fixture: CLITests
+/// runs the package's executable `greeter` from the products folder with no graph edge to it, GoldenTests reads a
+/// golden file outside every target folder through #filePath. Changing either makes that target run and fail
+/// (before run-time inputs were observed or assumed, both were skipped: a false green), and WordsTests, which uses
+/// neither, stays skipped once its inputs were observed. Without observation the safe rule runs everything.
+@Suite("Selective testing: run-time inputs", .serialized, .timeLimit(.minutes(10)))
+struct SelectiveRunTimeTests {
+    let dir: TempDir
+    let package: String
+    var runs = 0
+
+    init() throws {
+        dir = try TempDir()
+        package = dir.file("RunTime")
+        try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("Tests/Fixtures/RunTime").path,
+                                         toPath: package)
+        for leftover in [".build", ".swiftpm", "Package.resolved"] { try? FileManager.default.removeItem(atPath: package + "/" + leftover) }
+    }
+
+    func settings(observe: Bool = true, history: String = "history.sqlite") -> RunSettings {
+        var s = RunSettings()
+        s.packagePath = package
+        s.slots = 2
+        s.historyPath = dir.file(history)
+        s.selective.enabled = true
+        s.selective.observe = observe
+        return s
+    }
+
+    mutating func run(_ settings: RunSettings) async throws -> RunReport {
+        runs += 1
+        var s = settings
+        s.reportDirectory = dir.file("report-\(runs)")
+        return try await Coordinator(settings: s).run().report
+    }
+
+    func edit(_ file: String, _ from: String, _ to: String) throws {
+        let path = package + "/" + file
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains(from), "\(file) holds \(from)")
+        try text.replacingOccurrences(of: from, with: to).write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    static let all: Set<String> = ["CLITests", "GoldenTests", "WordsTests"]
+
+    @Test mutating func aChangedExecutableOrGoldenFileRunsTheTargetThatUsesItAndNothingElse() async throws {
+        let s = settings()
+        let first = try await run(s)
+        #expect(SelectiveRunTests.ran(first) == Self.all)
+        #expect(first.exitCode == 0 && first.results.count == 6)
+        #expect(first.selective?.observation?.contains("observed") == true, "\(first.selective?.observation ?? "none")")
+        let observed = Dictionary(uniqueKeysWithValues: (first.selective?.verdicts ?? []).map { ($0.target, $0.observedInputs) })
+        #expect(observed["CLITests"]??.contains("built greeter") == true, "CLITests ran greeter: \(observed)")
+        #expect(observed["GoldenTests"]??.contains("Golden/shout.txt") == true, "GoldenTests read the golden file: \(observed)")
+        #expect(observed["WordsTests"]??.contains { $0.contains("greeter") || $0.contains("Golden") } == false)
+
+        let unchanged = try await run(s)
+        #expect(SelectiveRunTests.skipped(unchanged) == Self.all)
+
+        // The executable's output changes: CLITests runs and fails; the others are skipped.
+        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy, ")
+        let greeter = try await run(s)
+        #expect(SelectiveRunTests.ran(greeter) == ["CLITests"])
+        #expect(greeter.exitCode == 1)
+        #expect(greeter.results.filter { $0.outcome == .failed }.count == 3)
+        #expect(greeter.selective?.ran.first?.changed == ["built greeter"])
+        try edit("Sources/greeter/main.swift", "Howdy, ", "Hello, ")
+        let fixed = try await run(s)
+        #expect(SelectiveRunTests.ran(fixed) == ["CLITests"] && fixed.exitCode == 0, "its last run failed: it runs again")
+
+        // The golden file changes: GoldenTests runs and fails; the others are skipped.
+        try edit("Golden/shout.txt", "HELLO!", "HELLO?")
+        let golden = try await run(s)
+        #expect(SelectiveRunTests.ran(golden) == ["GoldenTests"])
+        #expect(golden.exitCode == 1)
+        #expect(golden.selective?.ran.first?.changed == ["observed Golden/shout.txt"])
+        try edit("Golden/shout.txt", "HELLO?", "HELLO!")
+        #expect(try await run(s).exitCode == 0)
+
+        // A file no test used, outside the targets: nothing runs.
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: package + "/NOTES.md"))
+        #expect(SelectiveRunTests.skipped(try await run(s)) == Self.all)
+    }
+
+    @Test mutating func withoutObservationTheSafeRuleRunsEveryTargetOnAnyChangeOfThePackage() async throws {
+        let s = settings(observe: false, history: "unobserved.sqlite")
+        let first = try await run(s)
+        #expect(first.exitCode == 0)
+        #expect(first.selective?.observation?.contains("not observed") == true)
+        #expect(first.selective?.verdicts.allSatisfy { $0.observedInputs == nil && $0.verdict == .passed } == true)
+        #expect(SelectiveRunTests.skipped(try await run(s)) == Self.all)
+        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy, ")
+        let greeter = try await run(s)
+        #expect(SelectiveRunTests.ran(greeter) == Self.all)
+        #expect(greeter.exitCode == 1)
+        #expect(greeter.results.filter { $0.outcome == .failed }.map(\.id.suite.module) == ["CLITests", "CLITests", "CLITests"])
+    }
+
+    @Test mutating func whatCannotBeReadRunsEverythingWithANote() async throws {
+        let s = settings(history: "broken.sqlite")
+        #expect(try await run(s).exitCode == 0)
+        // A broken link in the package: nothing can vouch for it, so nothing is skipped, and the report says why.
+        try FileManager.default.createSymbolicLink(atPath: package + "/Golden/gone.txt", withDestinationPath: "nowhere.txt")
+        let broken = try await run(s)
+        #expect(broken.selective?.skipped.isEmpty == true)
+        #expect(Set(broken.results.map(\.id.suite.module)) == Self.all)
+        #expect(broken.selective?.notes.first?.contains("broken symbolic link") == true, "\(broken.selective?.notes ?? [])")
+        #expect(broken.exitCode == 0)
+        try FileManager.default.removeItem(atPath: package + "/Golden/gone.txt")
+    }
+}
