@@ -282,8 +282,10 @@ struct SelectiveInputsTests {
         let fm = FileManager.default
         try fm.createDirectory(atPath: dir.file("t/sub"), withIntermediateDirectories: true)
         try fm.createDirectory(atPath: dir.file("t/.build/debug"), withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: dir.file("t/.fanout/reports"), withIntermediateDirectories: true)
         try fm.createDirectory(atPath: dir.file("elsewhere"), withIntermediateDirectories: true)
-        for file in ["t/a.swift", "t/sub/b.json", "t/.build/debug/x.o", "elsewhere/c.swift", "outside.txt"] {
+        for file in ["t/a.swift", "t/sub/b.json", "t/.build/debug/x.o", "t/.fanout/history.sqlite", "elsewhere/c.swift",
+                     "outside.txt"] {
             try Data(file.utf8).write(to: URL(fileURLWithPath: dir.file(file)))
         }
         try fm.createSymbolicLink(atPath: dir.file("t/linked"), withDestinationPath: dir.file("elsewhere"))
@@ -291,6 +293,11 @@ struct SelectiveInputsTests {
         try fm.createSymbolicLink(atPath: dir.file("t/sub/up"), withDestinationPath: dir.file("t"))
         #expect(FileWalk.files(under: dir.file("t")) == ["a.swift", "file-link.txt", "linked/c.swift", "sub/b.json"])
         #expect(FileWalk.files(under: dir.file("missing")).isEmpty)
+        // A link that points nowhere is reported, not passed over: what it pointed to cannot be hashed.
+        try fm.createSymbolicLink(atPath: dir.file("t/sub/gone"), withDestinationPath: dir.file("nowhere"))
+        var broken: [String] = []
+        #expect(FileWalk.files(under: dir.file("t"), broken: &broken).count == 4)
+        #expect(broken == ["sub/gone"])
     }
 
     @Test func globsMatchAsDocumented() {

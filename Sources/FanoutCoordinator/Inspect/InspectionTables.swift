@@ -42,11 +42,12 @@ public enum InspectionTables {
     public static func selectiveTable(_ p: PreparedRun) -> Table? {
         guard let selective = p.selectiveReport else { return nil }
         let rows = selective.decisions.sorted { ($0.destination, $0.target) < ($1.destination, $1.target) }.map { d in
-            [d.target, d.destination, d.skipped ? "skip" : "run", d.reason]
-        } + selective.notes.map { ["—", "", "run", $0] }
+            [d.target, d.destination, d.skipped ? "skip" : "run", d.reason,
+             [.unchanged, .changed].contains(d.cause) ? SelectiveDecision.observedSummary(d.observed) : ""]
+        } + selective.notes.map { ["—", "", "run", $0, ""] }
         let skipped = selective.skipped.count
         return Table(title: "Selective: \(selective.decisions.count - skipped) test target\(selective.decisions.count - skipped == 1 ? "" : "s") run, \(skipped) skipped",
-                     headers: ["test target", "destination", "", "why"], rows: rows)
+                     headers: ["test target", "destination", "", "why", "run-time inputs (of that pass)"], rows: rows)
     }
 
     /// `fanout plan --shards N`: how the work splits across N CI jobs (each job then plans its own slots).

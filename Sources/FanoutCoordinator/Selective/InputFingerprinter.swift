@@ -18,7 +18,7 @@ struct InputFingerprinter {
     let toolchain: String
     let settings: RunSettings
     /// Folders never hashed: build output, VCS data, editor state.
-    static let ignoredFolders: Set<String> = [".build", ".git", ".swiftpm", ".DS_Store"]
+    static let ignoredFolders: Set<String> = [".build", ".git", ".swiftpm", ".DS_Store", ".fanout"]
 
     /// The input that says how a target's run-time inputs are known: `assumed` (the safe rule: every file of the
     /// package but the sources of other test targets) or `observed` (what its processes named while it passed).

@@ -144,6 +144,17 @@ public struct SelectiveDecision: Codable, Sendable, Hashable {
     }
 }
 
+extension SelectiveDecision {
+    /// `observed: Golden/shout.txt, built greeter`, the first few of them; `assumed: every file of the package` when
+    /// nothing was observed; empty without a pass to compare with.
+    public static func observedSummary(_ observed: [String]?, limit: Int = 4) -> String {
+        guard let observed else { return "assumed: every file of the package" }
+        if observed.isEmpty { return "observed: nothing beyond its targets" }
+        let shown = observed.prefix(limit).joined(separator: ", ")
+        return "observed: " + shown + (observed.count > limit ? " and \(observed.count - limit) more" : "")
+    }
+}
+
 /// What selective testing did in a run (report.json's `selective`): every test target's decision, and what the run
 /// recorded for the next one.
 public struct SelectiveReport: Codable, Sendable, Hashable {

@@ -1,0 +1,89 @@
+import FanoutAgents
+@testable import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Testing
+
+/// How selective testing observes what tests use at run time: strace's output read back into paths (lines captured
+/// from strace 6.1 here), the paths sorted into a target's inputs, and a real traced process whose files, folders,
+/// absent paths and executed programs are all seen, with its exit status unchanged.
+@Suite("Selective testing: observing run-time inputs")
+struct RunTimeObserverTests {
+    @Test func traceLinesGiveAbsolutePaths() {
+        let trace = #"""
+        execve("/pkg/.build/debug/PkgPackageTests.xctest", ["/pkg/.build/debug/PkgPackageTests.xctest", "A.B"], 0x7ffc /* 35 vars */) = 0
+        access("/etc/ld.so.preload", R_OK)      = -1 ENOENT (No such file or directory)
+        openat(AT_FDCWD</work>, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3</etc/ld.so.cache>
+        newfstatat(3</etc/ld.so.cache>, "", {st_mode=S_IFREG|0644, st_size=33519, ...}, AT_EMPTY_PATH) = 0
+        openat(AT_FDCWD</work>, "Fixtures/../Golden/a.txt", O_RDONLY) = 3</pkg/Golden/a.txt>
+        openat(AT_FDCWD</pkg>, "missing.json", O_RDONLY|O_CLOEXEC) = -1 ENOENT (No such file or directory)
+        openat(4</pkg/Tests/Data>, "x\x20y.txt", O_RDONLY) = 5</pkg/Tests/Data/x y.txt>
+        newfstatat(AT_FDCWD</pkg>, "/pkg/caf\xc3\xa9\n.txt", 0x7ffc94c75960, 0) = -1 ENOENT (No such file or directory)
+        +++ exited with 0 +++
+        """#
+        let paths = FileAccessTrace.paths(in: trace)
+        #expect(paths.contains("/pkg/.build/debug/PkgPackageTests.xctest"), "an executed program")
+        #expect(paths.contains("/etc/ld.so.preload"))
+        #expect(paths.contains("/work/Golden/a.txt"), "relative to the folder the call names, by its letters")
+        #expect(paths.contains("/pkg/Golden/a.txt"), "and where the open resolved it")
+        #expect(paths.contains("/pkg/missing.json"), "an absent path counts: a file that appears later is a change")
+        #expect(paths.contains("/pkg/Tests/Data/x y.txt"))
+        #expect(paths.contains("/pkg/café\n.txt"), "strace's escapes undone")
+        #expect(!paths.contains { $0.isEmpty || $0.contains("+++") })
+    }
+
+    @Test func pathsAreSortedIntoATargetsInputs() throws {
+        let json = #"""
+        {"name":"Pkg","path":"/pkg","dependencies":[],
+         "products":[{"name":"math","targets":["Math"]}],
+         "targets":[
+           {"name":"Math","c99name":"Math","type":"executable","path":"Sources/Math","target_dependencies":["Core"]},
+           {"name":"Core","c99name":"Core","type":"library","path":"Sources/Core"},
+           {"name":"tool","c99name":"tool","type":"executable","path":"Sources/tool"},
+           {"name":"MathTests","c99name":"MathTests","type":"test","path":"Tests/MathTests"}]}
+        """#
+        let graph = try PackageGraph.decode(Data(json.utf8), package: "/pkg")
+        func classify(_ path: String) -> ObservedPath {
+            ObservedPath.classify(path, roots: ["/pkg", "/real/pkg"], productFolders: ["/cache/bin"],
+                                  closure: ["Tests/MathTests"], graph: graph)
+        }
+        #expect(classify("/pkg/.build/x86_64-unknown-linux-gnu/debug/math") == .built("math"), "a product, by its name")
+        #expect(classify("/cache/bin/tool") == .built("tool"), "an executable target is a product of its own")
+        #expect(classify("/pkg/.build/debug/Pkg_Core.resources/data.json") == .built("Pkg_Core.resources"))
+        #expect(graph.targets(producing: "math").map(\.name) == ["Core", "Math"], "with what it is built from")
+        #expect(classify("/pkg/.build/checkouts/dep/Sources/a.swift") == .pins)
+        #expect(classify("/pkg/.build/debug/PkgPackageTests.xctest") == .ignored, "the test binary is the graph's")
+        #expect(classify("/pkg/Fixtures/in.json") == .file("Fixtures/in.json"))
+        #expect(classify("/real/pkg/Sources/Core/data.txt") == .file("Sources/Core/data.txt"), "through the resolved root")
+        #expect(classify("/pkg/Tests/MathTests/golden.txt") == .ignored, "its own folders are hashed whole")
+        #expect(classify("/pkg/Package.swift") == .ignored)
+        #expect(classify("/pkg/.git/HEAD") == .ignored)
+        #expect(classify("/pkgother/x") == .ignored)
+        #expect(classify("/usr/lib/libc.so.6") == .ignored)
+    }
+
+    @Test func aTracedProcessIsSeenWholeAndEndsAsItWould() async throws {
+        let dir = try TempDir()
+        let (found, why) = await RunTimeObserver.find(folder: dir.file("traces"))
+        let observer = try #require(found, "strace must be usable here (scripts/setup.sh installs it): \(why ?? "")")
+        try FileManager.default.createDirectory(atPath: dir.file("pkg/Fixtures"), withIntermediateDirectories: true)
+        try Data("42\n".utf8).write(to: URL(fileURLWithPath: dir.file("pkg/Fixtures/in.txt")))
+        let script = "cat \(dir.file("pkg/Fixtures/in.txt")) >/dev/null; ls \(dir.file("pkg/Fixtures")) >/dev/null; "
+            + "test -e \(dir.file("pkg/absent")) || /bin/true; exit 3"
+        let (command, traces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", script]))
+        let (ending, _, _) = await LocalShell("test").capture(command, timeout: 60)
+        #expect(ending == .exited(3), "the exit status passes through strace")
+        let paths = try #require(observer.paths(in: traces))
+        #expect(paths.contains(dir.file("pkg/Fixtures/in.txt")), "a file a child process read")
+        #expect(paths.contains(dir.file("pkg/Fixtures")), "a folder a child listed")
+        #expect(paths.contains(dir.file("pkg/absent")), "a path looked for and not found")
+        #expect(paths.contains("/bin/true") || paths.contains("/usr/bin/true"), "a program executed")
+        #expect(!FileManager.default.fileExists(atPath: traces), "the traces are removed once read")
+
+        // A process killed by a signal is reported killed by it, as without strace.
+        let (killed, _) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "kill -SEGV $$"]))
+        let plain = await LocalShell("test").capture(Command(executable: "/bin/sh", arguments: ["-c", "kill -SEGV $$"]), timeout: 60)
+        #expect(await LocalShell("test").capture(killed, timeout: 60).0 == plain.0)
+        #expect(observer.paths(in: dir.file("traces/none")) == nil, "no trace: not observed")
+    }
+}
