@@ -191,6 +191,41 @@ struct SelectiveInputsTests {
         // A file nobody used appears outside the targets: nothing runs.
         try Data("x".utf8).write(to: URL(fileURLWithPath: package + "/NOTES.md"))
         #expect(try changed().isEmpty)
+        // The fixture LeafTests read is deleted: LeafTests runs.
+        let fixture = try Data(contentsOf: URL(fileURLWithPath: package + "/Fixtures/expected.txt"))
+        try FileManager.default.removeItem(atPath: package + "/Fixtures/expected.txt")
+        #expect(try changed() == ["LeafTests"])
+        try fixture.write(to: URL(fileURLWithPath: package + "/Fixtures/expected.txt"))
+        #expect(try changed().isEmpty)
+    }
+
+    /// A fixture folder that is a symbolic link to a folder outside the package: the test opened it through the
+    /// link, so a change behind the link is a change of the target.
+    @Test func aFixtureBehindASymbolicLinkIsSeenThroughIt() async throws {
+        let dir = try TempDir()
+        let package = try diamondCopy(dir)
+        try FileManager.default.createDirectory(atPath: dir.file("shared"), withIntermediateDirectories: true)
+        try Data("1".utf8).write(to: URL(fileURLWithPath: dir.file("shared/data.txt")))
+        try FileManager.default.createSymbolicLink(atPath: package + "/Fixtures/linked", withDestinationPath: dir.file("shared"))
+        var settings = RunSettings()
+        settings.packagePath = package
+        let swift = try #require(ProductBuilder.findSwift())
+        let f = InputFingerprinter(package: package, graph: try await PackageGraph.describe(package: package, swift: swift),
+                                   toolchain: "Swift 6.x", settings: settings)
+        var folders = FolderDigests(root: package)
+        let leaf = try #require(try f.fingerprints(for: settings.configuredDestinations).first { $0.target == "LeafTests" })
+        // What strace reports for an open through the link: the path asked for, and the path it resolved to.
+        let o = try f.observed(leaf, paths: [package + "/Fixtures/linked/data.txt", dir.file("shared/data.txt")],
+                               productFolders: [], folders: &folders)
+        #expect(o.observedInputs == ["Fixtures/linked/data.txt"])
+        let row = TargetRun(target: "LeafTests", destination: leaf.destination, fingerprint: o.digest, parts: o.parts,
+                            verdict: .passed, runID: "r", commit: nil, recordedAt: Date())
+        try Data("2".utf8).write(to: URL(fileURLWithPath: dir.file("shared/data.txt")))
+        var now = FolderDigests(root: package)
+        let current = try f.current(try #require(try f.fingerprints(for: settings.configuredDestinations).first { $0.target == "LeafTests" }),
+                                    against: row, folders: &now)
+        #expect(current.digest != row.fingerprint)
+        #expect(current.changed(since: row.parts) == ["observed Fixtures/linked/data.txt"])
     }
 
     @Test func buildFlagsToolchainAndADestinationsEnvironmentReRunTheirTargets() async throws {

@@ -29,6 +29,19 @@ public struct TargetFingerprint: Codable, Sendable, Hashable {
         return hash.hex()
     }
 
+    /// The run-time inputs observed: paths of the package (files, folders, absent paths) and products (`built
+    /// math`: an executable or resource bundle, by the targets it is built from); nil when they were not observed
+    /// (the safe rule: every file of the package counted).
+    public var observedInputs: [String]? { Self.observedInputs(in: parts) }
+
+    public static func observedInputs(in parts: [String: String]) -> [String]? {
+        guard parts["run-time inputs"] == "observed" else { return nil }
+        return parts.keys.compactMap { key in
+            if key.hasPrefix("observed ") { return String(key.dropFirst("observed ".count)) }
+            return key.hasPrefix("built ") ? key : nil
+        }.sorted()
+    }
+
     /// The first 12 digits, for people.
     public var short: String { String(digest.prefix(12)) }
 
@@ -79,16 +92,8 @@ public struct TargetRun: Codable, Sendable, Hashable {
         self.recordedAt = recordedAt
     }
 
-    /// The run-time inputs this run observed: paths of the package (files, folders, absent paths) and products
-    /// (`built math`: an executable or resource bundle, by the targets it is built from); nil when they were not
-    /// observed (the safe rule: every file of the package counted).
-    public var observedInputs: [String]? {
-        guard parts["run-time inputs"] == "observed" else { return nil }
-        return parts.keys.compactMap { key in
-            if key.hasPrefix("observed ") { return String(key.dropFirst("observed ".count)) }
-            return key.hasPrefix("built ") ? key : nil
-        }.sorted()
-    }
+    /// The run-time inputs this run observed (``TargetFingerprint/observedInputs(in:)``).
+    public var observedInputs: [String]? { TargetFingerprint.observedInputs(in: parts) }
 
     /// `run 20261126-101500-3f2a1 at commit 1a2b3c4d5e6f` (or `with inputs <digest>` outside git).
     public var label: String {
