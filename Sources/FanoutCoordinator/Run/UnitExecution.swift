@@ -38,10 +38,13 @@ struct UnitExecution: Sendable {
                                 log: "", result: collector.finish(ending, diagnostics: ""))
         }
         // Selective testing records what the tests used at run time: observed on local slots; a unit that ran
-        // anywhere else leaves its targets under the safe rule.
-        let observing = prepared.selective?.observing
+        // anywhere else leaves its targets under the safe rule, and so does one that measures performance (its
+        // file calls would be slowed while it measures them).
+        let observing = prepared.selective?.observing.flatMap { $0.destinations.contains(unit.destination) ? $0 : nil }
         var traces: String?
-        if let observing, transport.kind == .local { (command, traces) = observing.observer.observing(command) }
+        if let observing, transport.kind == .local, !unit.items.contains(where: \.exclusive) {
+            (command, traces) = observing.observer.observing(command)
+        }
         let finished = await run(unit, command: command, runner: runner, collector: collector, on: transport, slot: slot,
                                  start: start)
         if let observing {

@@ -198,5 +198,7 @@ actor ObservedInputs {
 /// Observation in one run: how units are wrapped, and what they named.
 struct RunTimeObservation: Sendable {
     let observer: RunTimeObserver
+    /// The destinations whose targets selective testing covers: units elsewhere are not worth the cost.
+    let destinations: Set<String>
     let inputs = ObservedInputs()
 }

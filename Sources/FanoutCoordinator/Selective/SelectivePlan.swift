@@ -77,6 +77,7 @@ struct SelectivePlan: Sendable {
     /// the paths its processes named; any other, the safe rule (every file of the package).
     func recordedFingerprints() async -> [TargetFingerprint] {
         guard let fingerprinter, let observing else { return fingerprints }
+        defer { try? FileManager.default.removeItem(atPath: observing.observer.folder) }
         var folders = FolderDigests(root: fingerprinter.package)
         let products = await observing.inputs.productFolders
         var out: [TargetFingerprint] = []
@@ -181,7 +182,7 @@ struct SelectivePlan: Sendable {
             let (observer, why) = await RunTimeObserver.find(
                 folder: NSTemporaryDirectory() + "fanout-observe-\(UUID().uuidString.prefix(8))")
             if let observer {
-                plan.observing = RunTimeObservation(observer: observer)
+                plan.observing = RunTimeObservation(observer: observer, destinations: Set(covered.map(\.name)))
                 plan.observation = "run-time inputs observed on local slots (strace): each target that ran is recorded "
                     + "with the files, folders and products its processes used"
             } else {
