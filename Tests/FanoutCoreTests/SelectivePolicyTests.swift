@@ -67,6 +67,36 @@ import Testing
         #expect(back.since == "r5")
     }
 
+    @Test func aChangeAfterAFailureThatWasFixedSaysWhatChangedSinceTheFix() {
+        // r1 passed with these inputs, r2 failed, r3 passed with other inputs: r1 cannot vouch (a failure came after
+        // it), and the target runs because its inputs differ from r3's, which the reason names.
+        var fixed = Self.parts
+        fixed["files of Leaf"] = "a3"
+        let history = [Self.row(.passed, parts: fixed, run: "r3"), Self.row(.failed, run: "r2"), Self.row(.passed, run: "r1")]
+        let d = SelectivePolicy.decide(Self.fingerprint, history: history)
+        #expect(!d.skipped)
+        #expect(d.cause == .changed)
+        #expect(d.changed == ["files of Leaf"])
+        #expect(d.reason.contains("r3"))
+    }
+
+    @Test func aPassIsComparedOnTheInputsItRecorded() {
+        // A pass recorded with observed run-time inputs is compared with the target's inputs now in its own terms.
+        let observed = Self.parts.merging(["run-time inputs": "observed", "observed Golden/a.txt": "g1"]) { $1 }
+        let row = Self.row(.passed, parts: observed, run: "r1")
+        let same = TargetFingerprint(target: "LeafTests", module: "LeafTests", destination: "local", parts: observed)
+        let d = SelectivePolicy.decide(Self.fingerprint, history: [row], current: { _ in same })
+        #expect(d.skipped)
+        #expect(d.observed == ["Golden/a.txt"])
+        let edited = TargetFingerprint(target: "LeafTests", module: "LeafTests", destination: "local",
+                                       parts: observed.merging(["observed Golden/a.txt": "g2"]) { $1 })
+        let e = SelectivePolicy.decide(Self.fingerprint, history: [row], current: { _ in edited })
+        #expect(e.cause == .changed)
+        #expect(e.changed == ["observed Golden/a.txt"])
+        #expect(SelectiveDecision.observedSummary(e.observed) == "observed: Golden/a.txt")
+        #expect(SelectiveDecision.observedSummary(nil) == "assumed: every file of the package")
+    }
+
     @Test func alwaysRunWins() {
         let d = SelectivePolicy.decide(Self.fingerprint, history: [Self.row(.passed, run: "r1")], alwaysRun: "Leaf")
         #expect(d.cause == .alwaysRun && !d.skipped)

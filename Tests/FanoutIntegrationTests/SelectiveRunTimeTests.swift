@@ -1,6 +1,7 @@
 import FanoutAgents
-import FanoutCoordinator
+@testable import FanoutCoordinator
 import FanoutCore
+import FanoutReports
 import Foundation
 import Testing
 
@@ -86,6 +87,24 @@ struct SelectiveRunTimeTests {
         // A file no test used, outside the targets: nothing runs.
         try Data("notes\n".utf8).write(to: URL(fileURLWithPath: package + "/NOTES.md"))
         #expect(SelectiveRunTests.skipped(try await run(s)) == Self.all)
+
+        // `fanout plan --selective` shows what each pass observed.
+        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy, ")
+        var planning = s
+        planning.reportDirectory = dir.file("plan")
+        let table = try #require(InspectionTables.selectiveTable(try await Coordinator(settings: planning).prepare())).rendered()
+        #expect(table.contains("observed: built greeter"), "\(table)")
+        #expect(table.contains("observed: Golden/shout.txt"), "\(table)")
+        #expect(table.contains("observed: nothing beyond its targets"), "\(table)")
+        try edit("Sources/greeter/main.swift", "Howdy, ", "Hello, ")
+
+        // A renamed test target has no pass on record under its new name (and the manifest changed for every target).
+        try FileManager.default.moveItem(atPath: package + "/Tests/WordsTests", toPath: package + "/Tests/ShoutTests")
+        try edit("Package.swift", #".testTarget(name: "WordsTests""#, #".testTarget(name: "ShoutTests""#)
+        let renamed = try await run(s)
+        let causes = Dictionary(uniqueKeysWithValues: (renamed.selective?.decisions ?? []).map { ($0.target, $0.cause) })
+        #expect(causes == ["CLITests": .changed, "GoldenTests": .changed, "ShoutTests": .noPass])
+        #expect(renamed.exitCode == 0 && renamed.results.count == 6)
     }
 
     @Test mutating func withoutObservationTheSafeRuleRunsEveryTargetOnAnyChangeOfThePackage() async throws {
@@ -100,6 +119,34 @@ struct SelectiveRunTimeTests {
         #expect(SelectiveRunTests.ran(greeter) == Self.all)
         #expect(greeter.exitCode == 1)
         #expect(greeter.results.filter { $0.outcome == .failed }.map(\.id.suite.module) == ["CLITests", "CLITests", "CLITests"])
+    }
+
+    /// `swift package describe` fails (a fake `swift` first on PATH, which passes every other command to the real
+    /// one): every target runs, the report says why, and the run passes on its own merits.
+    @Test func aFailingDescribeRunsEverythingWithANote() async throws {
+        let swift = try #require(ProductBuilder.findSwift())
+        let bin = dir.file("fake-bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let script = """
+            #!/bin/sh
+            case "$*" in *describe*) echo "error: the manifest cannot be described (a test's fake swift)" >&2; exit 1;; esac
+            exec \(ShellQuote.quote(swift)) "$@"
+
+            """
+        try Data(script.utf8).write(to: URL(fileURLWithPath: bin + "/swift"))
+        chmod(bin + "/swift", 0o755)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let command = ShellQuote.join([try fanoutExecutable(), "run", "--package", package, "--selective", "--slots", "2",
+                                       "--history", dir.file("describe.sqlite"), "--report-dir", dir.file("describe")])
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(
+            Command(executable: "/bin/sh", arguments: ["-c", "PATH=\(ShellQuote.quote(path)) \(command)"]), timeout: 600)
+        let text = String(decoding: out + err, as: UTF8.self)
+        #expect(ending == .exited(0), "\(text)")
+        #expect(text.contains("selective testing could not decide, so every test target runs"), "\(text)")
+        #expect(text.contains("swift package describe"), "\(text)")
+        let report = try JSONReportReader().read(from: URL(fileURLWithPath: dir.file("describe/report.json")))
+        #expect(Set(report.results.map(\.id.suite.module)) == Self.all)
+        #expect(report.selective?.verdicts.isEmpty == true, "nothing can be recorded without the graph")
     }
 
     @Test mutating func whatCannotBeReadRunsEverythingWithANote() async throws {

@@ -18,8 +18,13 @@ public enum SelectivePolicy {
                               cause: cause, reason: reason, fingerprint: fingerprint.digest)
         }
         if let alwaysRun { return runs(.alwaysRun, "always runs (always_run: \(alwaysRun))") }
-        for row in history {
+        var passedSince = false
+        search: for row in history {
             switch row.verdict {
+            case .failed where passedSince:
+                // A full pass came after it: nothing before that pass vouches for anything, and what runs the target
+                // now is what changed since that pass.
+                break search
             case .failed:
                 // A failure, a crash, a time-out, an interruption: the next run must show it again or show it gone.
                 return runs(.lastFailed, "its last run did not pass (\(row.label): \(row.reason ?? "failed"))")
@@ -32,7 +37,9 @@ public enum SelectivePolicy {
                 skip.sinceCommit = row.commit
                 skip.sinceAt = row.recordedAt
                 return skip
-            case .passed, .partial:
+            case .passed:
+                passedSince = true
+            case .partial:
                 continue
             }
         }
