@@ -199,6 +199,44 @@ struct SelectiveInputsTests {
         #expect(try changed().isEmpty)
     }
 
+    /// A package whose Package.resolved is not there yet (a library that does not commit it, a fresh clone): the
+    /// build would resolve, perhaps to newer versions than any pass ran on, so selective testing resolves first and
+    /// compares the pins the tests will run on; and what a run records is read after its build.
+    @Test func missingPinsAreResolvedBeforeTheyAreCompared() async throws {
+        let dir = try TempDir()
+        let package = dir.file("Pinned")
+        try FileManager.default.createDirectory(atPath: package + "/Sources/Lib", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: package + "/Tests/LibTests", withIntermediateDirectories: true)
+        try """
+            // swift-tools-version: 6.0
+            import PackageDescription
+            let package = Package(name: "Pinned",
+                dependencies: [.package(url: "https://github.com/mxcl/Version", from: "2.2.1")],
+                targets: [.target(name: "Lib", dependencies: ["Version"]), .testTarget(name: "LibTests", dependencies: ["Lib"])])
+
+            """.write(toFile: package + "/Package.swift", atomically: true, encoding: .utf8)
+        try "public let one = 1\n".write(toFile: package + "/Sources/Lib/Lib.swift", atomically: true, encoding: .utf8)
+        try "import Lib\n".write(toFile: package + "/Tests/LibTests/LibTests.swift", atomically: true, encoding: .utf8)
+        var settings = RunSettings()
+        settings.packagePath = package
+        settings.historyPath = dir.file("h.sqlite")
+        settings.selective.enabled = true
+        var plan = try await SelectivePlan.make(settings: settings, destinations: settings.configuredDestinations) { _ in }
+        #expect(plan.notes.isEmpty, "\(plan.notes)")
+        #expect(FileManager.default.fileExists(atPath: package + "/Package.resolved"), "resolved before hashing")
+        let pinned = try #require(plan.fingerprints.first?.parts["Package.resolved"])
+        #expect(pinned == (try await SelectivePlan.make(settings: settings, destinations: settings.configuredDestinations) { _ in })
+            .fingerprints.first?.parts["Package.resolved"], "the next run compares the same pins")
+
+        // The pins change while the run builds (a manifest's new requirement): the run records the pins it ran on.
+        try #"{"pins":[],"version":3}"#.write(toFile: package + "/Package.resolved", atomically: true, encoding: .utf8)
+        plan.observing = nil
+        let recorded = await plan.recordedFingerprints()
+        #expect(recorded.first?.parts["Package.resolved"] != pinned)
+        #expect(recorded.first?.digest == (try await SelectivePlan.make(settings: settings, destinations: settings.configuredDestinations) { _ in })
+            .fingerprints.first?.digest)
+    }
+
     /// A fixture folder that is a symbolic link to a folder outside the package: the test opened it through the
     /// link, so a change behind the link is a change of the target.
     @Test func aFixtureBehindASymbolicLinkIsSeenThroughIt() async throws {

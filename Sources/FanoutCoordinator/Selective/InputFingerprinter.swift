@@ -163,7 +163,7 @@ struct InputFingerprinter {
     }
 
     /// Package.resolved and the files of every local dependency.
-    private func externalDigest(_ folders: inout FolderDigests) throws(FanoutError) -> String {
+    func externalDigest(_ folders: inout FolderDigests) throws(FanoutError) -> String {
         var hash = SHA256()
         let resolved = package + "/Package.resolved"
         hash.update(FileManager.default.fileExists(atPath: resolved) ? try FileDigest.of(resolved) : "no Package.resolved")
@@ -268,6 +268,8 @@ struct FolderDigests {
         var hash = SHA256()
         for file in packageList ?? [] where !under(file, inside) {
             if file.hasSuffix(".swift"), under(file, tests) { continue }
+            // The manifests and the pins are inputs of their own (the pins are read again after the build).
+            if !file.contains("/"), file == "Package.resolved" || (file.hasPrefix("Package") && file.hasSuffix(".swift")) { continue }
             hash.update("\(file)\u{0}\(try fileDigest(root + "/" + file))\n")
         }
         return hash.hex()

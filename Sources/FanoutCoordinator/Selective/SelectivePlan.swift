@@ -74,15 +74,21 @@ struct SelectivePlan: Sendable {
     }
 
     /// The fingerprints this run's verdicts are recorded under: a target each of whose units ran observed keeps
-    /// the paths its processes named; any other, the safe rule (every file of the package).
+    /// the paths its processes named; any other, the safe rule (every file of the package). The pins are read
+    /// again: the build may have written Package.resolved (a first build resolves), and the tests ran on those.
     func recordedFingerprints() async -> [TargetFingerprint] {
-        guard let fingerprinter, let observing else { return fingerprints }
-        defer { try? FileManager.default.removeItem(atPath: observing.observer.folder) }
+        guard let fingerprinter else { return fingerprints }
+        if let observing { try? FileManager.default.removeItem(atPath: observing.observer.folder) }
         var folders = FolderDigests(root: fingerprinter.package)
-        let products = await observing.inputs.productFolders
+        let pins = try? fingerprinter.externalDigest(&folders)
+        let products = await observing?.inputs.productFolders ?? []
         var out: [TargetFingerprint] = []
-        for fp in fingerprints {
-            if let paths = await observing.inputs.observed(destination: fp.destination, module: fp.module),
+        for var fp in fingerprints {
+            if let pins, fp.parts["Package.resolved"] != nil, fp.parts["Package.resolved"] != pins {
+                fp = TargetFingerprint(target: fp.target, module: fp.module, destination: fp.destination,
+                                       parts: fp.parts.merging(["Package.resolved": pins]) { $1 })
+            }
+            if let paths = await observing?.inputs.observed(destination: fp.destination, module: fp.module),
                let observed = try? fingerprinter.observed(fp, paths: paths, productFolders: products, folders: &folders) {
                 out.append(observed)
             } else {
@@ -152,6 +158,19 @@ struct SelectivePlan: Sendable {
         cache.save()
         let head = await commit
         plan.commit = head.flatMap { $0.count == 40 && $0.allSatisfy(\.isHexDigit) ? $0 : nil }
+        // Without Package.resolved, the build resolves the dependencies first, perhaps to newer versions than any
+        // pass ran on: resolve now, so that the pins the tests will run on are the ones compared.
+        if graph.dependencies.contains(where: { $0.type != "fileSystem" }),
+           !FileManager.default.fileExists(atPath: package + "/Package.resolved") {
+            progress(.phase("selective: resolving the dependencies of \(package) (no Package.resolved yet)"))
+            let (ending, out, err) = await LocalShell("selective").capture(
+                Command(executable: swift, arguments: ["package", "--package-path", package, "resolve"]), timeout: 900)
+            guard case .exited(0) = ending else {
+                let text = String(decoding: err + out, as: UTF8.self).split(separator: "\n").suffix(5).joined(separator: "\n")
+                throw FanoutError("`swift package resolve` failed (\(ending)): \(text)",
+                                  hint: "Run it in \(package) to see why.", exitCode: .infrastructure)
+            }
+        }
         let fingerprinter = InputFingerprinter(package: package, graph: graph, toolchain: version, settings: settings)
         let clock = ContinuousClock()
         let hashing = clock.now
