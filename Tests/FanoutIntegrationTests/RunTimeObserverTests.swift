@@ -62,6 +62,19 @@ struct RunTimeObserverTests {
         #expect(classify("/usr/lib/libc.so.6") == .ignored)
     }
 
+    @Test func aTargetIsObservedOnlyWhenEveryUnitOfItWas() async {
+        let inputs = ObservedInputs()
+        await inputs.unitEnded(modules: ["A", "B"], destination: "local", seen: ["/p/x"], productFolder: "/p/.build/debug")
+        await inputs.unitEnded(modules: ["A"], destination: "local", seen: ["/p/y"], productFolder: "/p/.build/debug")
+        // B's other unit ran where nothing is observed (an SSH agent, a unit measuring performance).
+        await inputs.unitEnded(modules: ["B"], destination: "local", seen: nil, productFolder: "/p/.build/debug")
+        #expect(await inputs.observed(destination: "local", module: "A") == ["/p/x", "/p/y"])
+        #expect(await inputs.observed(destination: "local", module: "B") == nil)
+        #expect(await inputs.observed(destination: "other", module: "A") == nil, "per destination")
+        #expect(await inputs.observed(destination: "local", module: "C") == nil, "never ran: not observed")
+        #expect(await inputs.productFolders == ["/p/.build/debug"])
+    }
+
     @Test func aTracedProcessIsSeenWholeAndEndsAsItWould() async throws {
         let dir = try TempDir()
         let (found, why) = await RunTimeObserver.find(folder: dir.file("traces"))

@@ -4,15 +4,18 @@ import FanoutCore
 import Foundation
 import Testing
 
-/// A copy of the Diamond fixture (Tests/Fixtures/Diamond) in a fresh folder, without build output.
-func diamondCopy(_ dir: TempDir) throws -> String {
-    let package = dir.file("Diamond")
-    try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("Tests/Fixtures/Diamond").path, toPath: package)
-    for leftover in [".build", ".swiftpm", "Vendor/Tally/.build", "Package.resolved"] {
+/// A copy of a fixture package of Tests/Fixtures in a fresh folder, without build output.
+func fixtureCopy(_ name: String, _ dir: TempDir) throws -> String {
+    let package = dir.file(name)
+    try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("Tests/Fixtures/\(name)").path, toPath: package)
+    for leftover in [".build", ".swiftpm", ".fanout", "Vendor/Tally/.build", "Package.resolved"] {
         try? FileManager.default.removeItem(atPath: package + "/" + leftover)
     }
     return package
 }
+
+/// A copy of the Diamond fixture (Tests/Fixtures/Diamond) in a fresh folder, without build output.
+func diamondCopy(_ dir: TempDir) throws -> String { try fixtureCopy("Diamond", dir) }
 
 /// Selective testing's inputs, mutated one by one on the Diamond fixture (a leaf with a resource, two libraries on
 /// it, one of them using a local package's product; three test targets): each change must change the inputs of

@@ -21,10 +21,7 @@ struct SelectiveMutationsTests {
     }
 
     func harness(fanout: String, dir: TempDir, mutations: Int) async throws -> (UnitEnding, Results, String) {
-        let package = dir.file("RunTime")
-        try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("Tests/Fixtures/RunTime").path,
-                                         toPath: package)
-        for leftover in [".build", ".swiftpm"] { try? FileManager.default.removeItem(atPath: package + "/" + leftover) }
+        let package = try fixtureCopy("RunTime", dir)
         let command = Command(executable: try siblingExecutable("fanout-bench"), arguments: [
             "selective-mutations", "--fanout", fanout, "--package", package, "--mutations", String(mutations), "--seed", "7",
             "--slots", "2", "--overhead-rounds", "0", "--dir", dir.file("bench"), "--json", dir.file("results.json"),

@@ -18,10 +18,7 @@ struct SelectiveRunTimeTests {
 
     init() throws {
         dir = try TempDir()
-        package = dir.file("RunTime")
-        try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("Tests/Fixtures/RunTime").path,
-                                         toPath: package)
-        for leftover in [".build", ".swiftpm", "Package.resolved"] { try? FileManager.default.removeItem(atPath: package + "/" + leftover) }
+        package = try fixtureCopy("RunTime", dir)
     }
 
     func settings(observe: Bool = true, history: String = "history.sqlite") -> RunSettings {
