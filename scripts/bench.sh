@@ -39,6 +39,15 @@
 #                                          and makespan; K rounds (default 3), medians with ranges. Its results go to
 #                                          $BENCH_DIR/results/selective.json; `fanout-bench report --results
 #                                          $BENCH_DIR/results --update` puts them into BENCHMARKS.md.
+#   scripts/bench.sh --mutations [--repeat K]
+#                                          selective testing's promise by mutation on three public packages pinned by tag
+#                                          (swift-argument-parser 1.8.2, swift-http-structured-headers 1.7.0,
+#                                          swift-openapi-generator 1.14.3, cloned into $BENCH_DIR/mutations-src): 50
+#                                          mutations each (seed 1, side by side), every target Fanout skipped checked by
+#                                          `swift test`; then, one package at a time, deciding with nothing changed and
+#                                          the recording run with and without observation, K rounds (default 3). Results
+#                                          in $BENCH_DIR/results/mutations-*.json and mutation-timings-*.json; `fanout-bench
+#                                          report --results $BENCH_DIR/results --update` puts them into BENCHMARKS.md.
 #   scripts/bench.sh --real [--repeat K]   public packages' own suites (GRDB.swift, FlyingFox, swift-collections), pinned
 #                                          by tag and cloned into $BENCH_DIR/real: run serially by `swift test` (the verdict
 #                                          oracle), by Fanout (first run, warm) and by `swift test --parallel`, K rounds (3 by
@@ -55,7 +64,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 hunt=0 selective=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
@@ -64,6 +73,7 @@ while (($#)); do
     --real) real=1; shift ;;
     --hunt) hunt=1; shift ;;
     --selective) selective=1; shift ;;
+    --mutations) mutations=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -113,6 +123,35 @@ fi
 if ((selective)); then
   rounds_apart selective selective
   exit 0
+fi
+
+# ---- --mutations: selective testing's promise by mutation of real packages (fanout-bench selective-mutations) -------
+if ((mutations)); then
+  swift build -c release --product fanout-bench >/dev/null
+  bench="$(swift build -c release --show-bin-path)/fanout-bench"
+  mkdir -p "$bench_dir/results" "$bench_dir/mutations-src"
+  packages=(apple/swift-argument-parser@1.8.2 apple/swift-http-structured-headers@1.7.0 apple/swift-openapi-generator@1.14.3)
+  pids=()
+  for spec in "${packages[@]}"; do
+    repo=${spec%@*} tag=${spec#*@} name=${repo#*/}
+    src="$bench_dir/mutations-src/$name"
+    [[ -d $src ]] || git clone -q "https://github.com/$repo" "$src"
+    git -C "$src" checkout -q "$tag"
+    "$bench" selective-mutations --fanout "$fanout" --dir "$bench_dir" --package "$src" --name "$name-$tag" \
+      --mutations 50 --seed 1 --overhead-rounds 0 --json "$bench_dir/results/mutations-$name.json" \
+      >"$bench_dir/results/mutations-$name.log" 2>&1 &
+    pids+=($!)
+  done
+  status=0
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  tail -n 8 "$bench_dir"/results/mutations-*.log
+  for spec in "${packages[@]}"; do
+    repo=${spec%@*} tag=${spec#*@} name=${repo#*/}
+    "$bench" selective-mutations --fanout "$fanout" --dir "$bench_dir" --package "$bench_dir/mutations-src/$name" \
+      --name "$name-$tag" --mutations 0 --overhead-rounds "$((repeat > 1 ? repeat : 3))" \
+      --json "$bench_dir/results/mutation-timings-$name.json" || status=1
+  done
+  exit "$status"
 fi
 
 # ---- --real: public packages' own suites (fanout-bench real), apart from --full ------------------------------------

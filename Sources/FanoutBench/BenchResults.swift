@@ -214,6 +214,16 @@ struct BenchRun: Codable, Sendable {
     var hunt: HuntResult? = nil
     /// Selective testing (`fanout-bench selective`), when measured.
     var selective: SelectiveResult? = nil
+    /// Selective testing by mutation of real packages (`fanout-bench selective-mutations`), when measured.
+    var mutations: MutationsResult? = nil
+}
+
+/// `fanout-bench selective-mutations` on real packages: the mutations (run side by side) and, measured apart on a
+/// quiet machine, the timings (deciding with nothing changed, the recording run with and without observation).
+struct MutationsResult: Codable, Sendable {
+    var measured: String
+    var runs: [SelectiveMutations.Results]
+    var timings: [SelectiveMutations.Results]
 }
 
 /// A `fanout-bench selective` run, with when, where and how it was measured.

@@ -184,6 +184,26 @@ enum MarkdownReport {
                  demo: run.demo, elapsed: run.elapsed, mergeScale: run.mergeScale) + realSection(run.realSuites ?? [])
             + huntSection(run.hunt)
             + selectiveSection(run.selective)
+            + mutationsSection(run.mutations)
+    }
+
+    /// Selective testing's promise checked by mutation on real packages (`fanout-bench selective-mutations`,
+    /// scripts/bench.sh --mutations).
+    static func mutationsSection(_ mutations: MutationsResult?) -> String {
+        guard let mutations else { return "" }
+        return "\n## Selective testing by mutation: no false green on real packages\n\n"
+            + "(measured apart from the rest of this page: \(mutations.measured))\n\n"
+            + "Each package is a pinned tag of a public package whose tests use what no target graph shows: "
+            + "swift-argument-parser's tests run its example executables and tools from the products folder and compare "
+            + "with snapshot files; swift-http-structured-headers reads its test vectors from `Tests/TestFixtures`, outside "
+            + "its test target, through `#filePath`; swift-openapi-generator reads `Public/openapi-generator-config.schema.json` "
+            + "at the package's root and resources of its own. After a full pass recorded with `--selective` (run-time "
+            + "inputs observed), each mutation changes one file of a seeded sample of all the package's files (a character "
+            + "of a string literal or a digit of a number in Swift, a character of other text; one that does not build is "
+            + "replaced), Fanout decides against the recorded pass, and every target it skipped is run by `swift test` on "
+            + "the mutated build: a failure there is a false green. The packages' mutations ran side by side; the timings "
+            + "were taken one package at a time, with nothing else running, by the release build.\n\n"
+            + SelectiveMutations.table(runs: mutations.runs, timings: mutations.timings)
     }
 
     /// Selective testing on a generated 20-target package (`fanout-bench selective`, scripts/bench.sh --selective).

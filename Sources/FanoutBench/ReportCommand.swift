@@ -69,6 +69,16 @@ struct Report: AsyncParsableCommand {
                                                  results: try JSONFiles.read(SelectiveBench.Results.self,
                                                                              from: "\(results)/selective.json"))
             }
+            // Selective testing by mutation (`scripts/bench.sh --mutations`: results/mutations-*.json and
+            // results/mutation-timings-*.json) likewise.
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: results))?.sorted() ?? []
+            let runs = try files.filter { $0.hasPrefix("mutations-") && $0.hasSuffix(".json") }
+                .map { try JSONFiles.read(SelectiveMutations.Results.self, from: "\(results)/\($0)") }
+            if !runs.isEmpty {
+                let timings = try files.filter { $0.hasPrefix("mutation-timings-") && $0.hasSuffix(".json") }
+                    .map { try JSONFiles.read(SelectiveMutations.Results.self, from: "\(results)/\($0)") }
+                base.mutations = MutationsResult(measured: "\(m.date), \(m.commit), by `\(command)`", runs: runs, timings: timings)
+            }
             // Real suites measured apart (`fanout-bench real --json-dir DIR`) replace those of the same packages.
             run = base.replacingRealSuites(try base.withRealSuites(from: results, keeping: data).realSuites ?? [])
         } else if let results {
@@ -78,6 +88,7 @@ struct Report: AsyncParsableCommand {
             let kept = try? JSONFiles.read(BenchRun.self, from: data)
             full.hunt = kept?.hunt
             full.selective = kept?.selective
+            full.mutations = kept?.mutations
             run = full
         } else {
             throw ValidationError("give --results DIR (a benchmark run's results) or --from FILE (its data file)")

@@ -33,7 +33,7 @@ struct SelectiveMutations: AsyncParsableCommand {
     var seed: UInt64 = 1
     @Option(help: "Slots of fanout.")
     var slots = 4
-    @Option(help: "Rounds of the recording run with and without observation (0: not measured).")
+    @Option(help: "Rounds of the recording run with and without observation, and of the run with nothing changed (0: not measured).")
     var overheadRounds = 3
     @OptionGroup var output: ResultsFileOption
 
@@ -66,6 +66,14 @@ struct SelectiveMutations: AsyncParsableCommand {
         var unobservedWalls: [Double]
         var observedMakespans: [Double]
         var unobservedMakespans: [Double]
+        /// Seconds to decide with nothing changed (one per `--overhead-rounds`), and those runs' walls: the cost of
+        /// `--selective` when it skips everything.
+        var decideUnchanged: [Double] = []
+        var unchangedWalls: [Double] = []
+        /// Test targets skipped with nothing changed (all of them, when every target passed at the start).
+        var skippedUnchanged: Int = 0
+        /// The tag or commit of the package, for people.
+        var version: String?
 
         var falseGreens: Int { mutations.reduce(0) { $0 + $1.falseGreens.count } }
         var skipRate: Double {
@@ -106,9 +114,16 @@ struct SelectiveMutations: AsyncParsableCommand {
         let targets = verdicts.compactMap { $0["target"] as? String }.sorted()
         let failing = verdicts.filter { $0["verdict"] as? String != "passed" }.compactMap { $0["target"] as? String }
         if !failing.isEmpty { progress("\(label): not a full pass at the start (they always run): \(failing.joined(separator: ", "))") }
-        let (_, again, _) = try await fanout(["--selective", "--no-record"])
-        let skippedUnchanged = Self.decisions(again).skipped
-        progress("\(label): unchanged, \(skippedUnchanged.count) of \(targets.count) test targets skipped")
+        var unchanged: [(Double, Double)] = []
+        var skippedUnchanged = 0
+        for _ in 0..<max(1, overheadRounds) {
+            let (r, again, dir) = try await fanout(["--selective", "--no-record"])
+            skippedUnchanged = Self.decisions(again).skipped.count
+            unchanged.append((Self.decisions(again).seconds, r.seconds))
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        progress("\(label): unchanged, \(skippedUnchanged) of \(targets.count) test targets skipped")
+        let described = await Processes.run("/usr/bin/env", ["git", "-C", package, "describe", "--tags", "--always"])
 
         var files = Self.files(under: copy)
         var random = SeededRandom(seed: seed)
@@ -117,6 +132,12 @@ struct SelectiveMutations: AsyncParsableCommand {
         var results = Results(package: label, commit: commit.succeeded ? commit.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil,
                               testTargets: targets, files: files.count, mutations: [], didNotBuild: [],
                               observedWalls: [], unobservedWalls: [], observedMakespans: [], unobservedMakespans: [])
+        if overheadRounds > 0 {
+            results.decideUnchanged = unchanged.map(\.0)
+            results.unchangedWalls = unchanged.map(\.1)
+        }
+        results.skippedUnchanged = skippedUnchanged
+        results.version = described.succeeded ? described.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil
         var attempts = 0
         while results.mutations.count < mutations, attempts < mutations * 3 {
             attempts += 1
@@ -241,6 +262,26 @@ struct SelectiveMutations: AsyncParsableCommand {
         return out
     }
 
+    /// BENCHMARKS.md's table: one row per package, the timings from `timings` (the same package measured apart).
+    static func table(runs: [Results], timings: [Results]) -> String {
+        func spread(_ xs: [Double], _ format: String = "%.2f") -> String {
+            guard !xs.isEmpty else { return "—" }
+            let s = xs.sorted()
+            return String(format: "\(format) (\(format)–\(format))", s[s.count / 2], s.first ?? 0, s.last ?? 0)
+        }
+        var out = "| package | test targets | files | mutations | false greens | targets skipped, mean | mutations caught by a target that ran | nothing changed: skipped, deciding (s) | recording run wall, observed (s) | … not observed (s) | observed / not, per round |\n"
+        out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        for r in runs {
+            let t = timings.first { $0.package == r.package }
+            let ratios = zip(t?.observedWalls ?? [], t?.unobservedWalls ?? []).map { $0 / max($1, 1e-9) }
+            out += "| \(r.package) | \(r.testTargets.count) | \(r.files) | \(r.mutations.count) | \(r.falseGreens) | "
+                + String(format: "%.0f %%", r.skipRate * 100) + " | \(r.mutations.filter { !$0.caught.isEmpty }.count) | "
+                + "\(t?.skippedUnchanged ?? r.skippedUnchanged) of \(r.testTargets.count), \(spread(t?.decideUnchanged ?? [], "%.3f")) | "
+                + "\(spread(t?.observedWalls ?? [])) | \(spread(t?.unobservedWalls ?? [])) | \(spread(ratios, "%.3f")) |\n"
+        }
+        return out
+    }
+
     static func summary(_ r: Results) -> String {
         func med(_ xs: [Double]) -> String {
             guard !xs.isEmpty else { return "—" }
@@ -248,13 +289,14 @@ struct SelectiveMutations: AsyncParsableCommand {
             return String(format: "%.2f s (%.2f–%.2f)", s[s.count / 2], s.first ?? 0, s.last ?? 0)
         }
         let decide = r.mutations.map(\.decide)
-        var lines = [
+        var lines: [String] = [
             "\(r.package): \(r.mutations.count) mutations of \(r.files) files, \(r.testTargets.count) test targets",
             "  false greens: \(r.falseGreens)",
             String(format: "  targets skipped on average: %.1f%%", r.skipRate * 100),
             "  mutations caught by a target that ran: \(r.mutations.filter { !$0.caught.isEmpty }.count)",
             "  did not build (replaced): \(r.didNotBuild.count)",
-            "  deciding: \(med(decide))",
+            "  deciding after a mutation: \(med(decide))",
+            "  nothing changed: \(r.skippedUnchanged) of \(r.testTargets.count) skipped, deciding \(med(r.decideUnchanged)), wall \(med(r.unchangedWalls))",
         ]
         if !r.observedWalls.isEmpty {
             lines.append("  recording run, observed: wall \(med(r.observedWalls)), makespan \(med(r.observedMakespans))")
