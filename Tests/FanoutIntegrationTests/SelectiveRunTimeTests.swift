@@ -146,6 +146,23 @@ struct SelectiveRunTimeTests {
         #expect(report.selective?.verdicts.isEmpty == true, "nothing can be recorded without the graph")
     }
 
+    /// A class measured alone (`exclusive:`, as performance classes are) is not observed, so that its file calls are
+    /// not slowed while it measures: its target is recorded under the safe rule, and the report says so.
+    @Test mutating func aTargetWithAnExclusiveClassIsRecordedUnderTheSafeRule() async throws {
+        var s = settings(history: "exclusive.sqlite")
+        s.exclusive = ["^WordsTests\\."]
+        let first = try await run(s)
+        #expect(first.exitCode == 0)
+        let observed = Dictionary(uniqueKeysWithValues: (first.selective?.verdicts ?? []).map { ($0.target, $0.observedInputs) })
+        #expect(observed["WordsTests"] == .some(nil), "WordsTests ran alone, unobserved: \(observed)")
+        #expect(observed["CLITests"]??.contains("built greeter") == true)
+        #expect(first.selective?.observation?.contains("recorded under the safe rule") == true)
+        #expect(first.selective?.observation?.hasSuffix(": WordsTests") == true, "\(first.selective?.observation ?? "")")
+        // So a change that no test observed still runs it.
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: package + "/NOTES.md"))
+        #expect(SelectiveRunTests.ran(try await run(s)) == ["WordsTests"])
+    }
+
     @Test mutating func whatCannotBeReadRunsEverythingWithANote() async throws {
         let s = settings(history: "broken.sqlite")
         #expect(try await run(s).exitCode == 0)

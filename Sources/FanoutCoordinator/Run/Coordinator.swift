@@ -203,6 +203,13 @@ public final class Coordinator: Sendable {
                 selective.verdicts = SelectivePolicy.verdicts(fingerprints: await plan.recordedFingerprints(), catalog: plan.catalog,
                                                               results: report.results, interrupted: interrupted,
                                                               runID: runID, commit: plan.commit, at: report.finishedAt)
+                // Observing, yet some targets are recorded under the safe rule: say which, and why that happens.
+                let unobserved = selective.verdicts.filter { $0.observedInputs == nil }.map(\.target)
+                if plan.observing != nil, !unobserved.isEmpty {
+                    selective.observation = (selective.observation ?? "") + "; recorded under the safe rule, since some of "
+                        + "their tests ran where nothing is observed (an SSH agent, a class measuring performance): "
+                        + Array(Set(unobserved)).sorted().joined(separator: ", ")
+                }
             }
             report.selective = selective
         }
