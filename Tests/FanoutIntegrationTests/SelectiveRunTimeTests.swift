@@ -62,13 +62,13 @@ struct SelectiveRunTimeTests {
         #expect(SelectiveRunTests.skipped(unchanged) == Self.all)
 
         // The executable's output changes: CLITests runs and fails; the others are skipped.
-        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy, ")
+        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy there, ")
         let greeter = try await run(s)
         #expect(SelectiveRunTests.ran(greeter) == ["CLITests"])
         #expect(greeter.exitCode == 1)
         #expect(greeter.results.filter { $0.outcome == .failed }.count == 3)
         #expect(greeter.selective?.ran.first?.changed == ["built greeter"])
-        try edit("Sources/greeter/main.swift", "Howdy, ", "Hello, ")
+        try edit("Sources/greeter/main.swift", "Howdy there, ", "Hello, ")
         let fixed = try await run(s)
         #expect(SelectiveRunTests.ran(fixed) == ["CLITests"] && fixed.exitCode == 0, "its last run failed: it runs again")
 
@@ -85,23 +85,25 @@ struct SelectiveRunTimeTests {
         try Data("notes\n".utf8).write(to: URL(fileURLWithPath: package + "/NOTES.md"))
         #expect(SelectiveRunTests.skipped(try await run(s)) == Self.all)
 
-        // `fanout plan --selective` shows what each pass observed.
-        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy, ")
-        var planning = s
-        planning.reportDirectory = dir.file("plan")
-        let table = try #require(InspectionTables.selectiveTable(try await Coordinator(settings: planning).prepare())).rendered()
-        #expect(table.contains("observed: built greeter"), "\(table)")
-        #expect(table.contains("observed: Golden/shout.txt"), "\(table)")
-        #expect(table.contains("observed: nothing beyond its targets"), "\(table)")
-        try edit("Sources/greeter/main.swift", "Howdy, ", "Hello, ")
-
         // A renamed test target has no pass on record under its new name (and the manifest changed for every target).
         try FileManager.default.moveItem(atPath: package + "/Tests/WordsTests", toPath: package + "/Tests/ShoutTests")
         try edit("Package.swift", #".testTarget(name: "WordsTests""#, #".testTarget(name: "ShoutTests""#)
         let renamed = try await run(s)
         let causes = Dictionary(uniqueKeysWithValues: (renamed.selective?.decisions ?? []).map { ($0.target, $0.cause) })
         #expect(causes == ["CLITests": .changed, "GoldenTests": .changed, "ShoutTests": .noPass])
-        #expect(renamed.exitCode == 0 && renamed.results.count == 6)
+        #expect(renamed.exitCode == 0 && renamed.results.count == 6,
+                "\(renamed.results.filter { $0.outcome != .passed }.map { "\($0.id) \($0.outcome): \($0.attempts.last?.issues.map(\.message) ?? [])" }) \(renamed.warnings)")
+
+        // `fanout plan --selective` shows what each pass observed. (Last: SwiftPM 6.3.1 was seen to leave an
+        // executable unbuilt when its source and the manifest both change after a build, 7 times in 8.)
+        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy there, ")
+        var planning = s
+        planning.reportDirectory = dir.file("plan")
+        let table = try #require(InspectionTables.selectiveTable(try await Coordinator(settings: planning).prepare())).rendered()
+        #expect(table.contains("observed: built greeter"), "\(table)")
+        #expect(table.contains("observed: Golden/shout.txt"), "\(table)")
+        #expect(table.contains("observed: nothing beyond its targets"), "\(table)")
+        try edit("Sources/greeter/main.swift", "Howdy there, ", "Hello, ")
     }
 
     @Test mutating func withoutObservationTheSafeRuleRunsEveryTargetOnAnyChangeOfThePackage() async throws {
@@ -111,7 +113,7 @@ struct SelectiveRunTimeTests {
         #expect(first.selective?.observation?.contains("not observed") == true)
         #expect(first.selective?.verdicts.allSatisfy { $0.observedInputs == nil && $0.verdict == .passed } == true)
         #expect(SelectiveRunTests.skipped(try await run(s)) == Self.all)
-        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy, ")
+        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy there, ")
         let greeter = try await run(s)
         #expect(SelectiveRunTests.ran(greeter) == Self.all)
         #expect(greeter.exitCode == 1)
