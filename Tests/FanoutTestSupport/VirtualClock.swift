@@ -107,8 +107,10 @@ public final class VirtualClock: Clock, Sendable {
     }
 
     /// Runs `body` with time jumping to the next deadline whenever the run has settled: `settle` yields in a row
-    /// with no use of the clock.
-    public func run<T: Sendable>(settle: Int = 64, _ body: @Sendable () async throws -> T) async rethrows -> T {
+    /// with no use of the clock. Generous: in a full test run the 2 threads of the cooperative pool are shared with
+    /// what earlier suites left behind, and 64 yields were seen to pass before a scripted unit's output was read (a
+    /// jump then made it overrun, and a straggler twin started).
+    public func run<T: Sendable>(settle: Int = 512, _ body: @Sendable () async throws -> T) async rethrows -> T {
         let driver = Task {
             var quiet = 0
             var seen = -1

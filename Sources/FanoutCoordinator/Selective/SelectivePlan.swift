@@ -197,7 +197,9 @@ struct SelectivePlan: Sendable {
         }
         plan.hashSeconds = (clock.now - hashing).seconds
         plan.files = folders.files
-        if settings.selective.observe && settings.recordHistory {
+        // Nothing to observe when every target is skipped (and `always_run` cannot bring one back after discovery).
+        let anythingRuns = plan.decisions.contains { !$0.skipped } || !settings.selective.alwaysRun.isEmpty || !settings.isSelective
+        if settings.selective.observe && settings.recordHistory && anythingRuns {
             let (observer, why) = await RunTimeObserver.find(
                 folder: NSTemporaryDirectory() + "fanout-observe-\(UUID().uuidString.prefix(8))")
             if let observer {
