@@ -13,6 +13,8 @@ import Testing
         var code: Int32
         var output: String
         var secondsToExit: Double
+        /// What it had printed when the last signal was sent.
+        var beforeLastSignal: String
     }
 
     /// Starts `fanout run …`, waits until one of its units' test processes runs (`unitRuns`, asked with the
@@ -45,11 +47,13 @@ import Testing
             throw await stop("a unit was dispatched but no test process of it ran within 60 s")
         }
         var lastSignal = ContinuousClock.now
+        var beforeLastSignal = ""
         for (i, s) in signals.enumerated() {
             // The next signal once the coordinator has said it took the one before (its interrupt notice).
             if i > 0, !(try await waitUntil(seconds: 30, while: p.isRunning, { output.text.contains("again to quit at once") })) {
                 break
             }
+            beforeLastSignal = output.text
             kill(p.processIdentifier, s)
             lastSignal = .now
         }
@@ -57,7 +61,8 @@ import Testing
         let seconds = (ContinuousClock.now - lastSignal).seconds
         pipe.fileHandleForReading.readabilityHandler = nil
         output.append(pipe.fileHandleForReading.readDataToEndOfFile())
-        return Interrupted(code: p.terminationStatus, output: output.text, secondsToExit: seconds)
+        return Interrupted(code: p.terminationStatus, output: output.text, secondsToExit: seconds,
+                           beforeLastSignal: beforeLastSignal)
     }
 
     /// Polls `condition` every 50 ms for at most `seconds` while `alive` holds; whether it came true.
@@ -167,10 +172,18 @@ import Testing
 
     /// "At once" is a correctness bound, not a speed claim: the second Ctrl-C kills the remote units waiting at most
     /// 2 s, so an exit 20 s later means it waited for something it must not (a machine may be loaded, never that much).
+    /// The second SIGINT must reach a run that is still stopping. When the first one's stop had already printed the
+    /// run's summary by the time the second was sent (every unit cancelled within milliseconds), that round tests
+    /// nothing of the second and is run again, three rounds at most; each round still checks its exit and agents.
     @Test func aSecondSigintQuitsAtOnceButStillKillsWhatWasStarted() async throws {
-        let (_, run) = try await interruptOnTheFleet(with: [SIGINT, SIGINT])
-        #expect(run.output.contains("fanout: quit"), "the second SIGINT was taken as such: \(run.output)")
-        #expect(run.secondsToExit < 20, "exited \(run.secondsToExit) s after the second SIGINT")
+        for round in 1...3 {
+            let (_, run) = try await interruptOnTheFleet(with: [SIGINT, SIGINT])
+            let stoppedFirst = run.beforeLastSignal.contains("Fanout run ") && !run.output.contains("fanout: quit")
+            if stoppedFirst && round < 3 { continue }
+            #expect(run.output.contains("fanout: quit"), "the second SIGINT was taken as such: \(run.output)")
+            #expect(run.secondsToExit < 20, "exited \(run.secondsToExit) s after the second SIGINT")
+            return
+        }
     }
 }
 
