@@ -62,16 +62,30 @@ struct RunTimeObserverTests {
         #expect(classify("/usr/lib/libc.so.6") == .ignored)
     }
 
-    @Test func aTargetIsObservedOnlyWhenEveryUnitOfItWas() async {
+    @Test func aTargetIsObservedOnlyWhenEveryUnitOfItWas() async throws {
+        let dir = try TempDir()
+        func traces(_ name: String, _ lines: [String]) throws -> String {
+            try FileManager.default.createDirectory(atPath: dir.file(name), withIntermediateDirectories: true)
+            try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: dir.file("\(name)/t.1")))
+            return dir.file(name)
+        }
         let inputs = ObservedInputs()
-        await inputs.unitEnded(modules: ["A", "B"], destination: "local", seen: ["/p/x"], productFolder: "/p/.build/debug")
-        await inputs.unitEnded(modules: ["A"], destination: "local", seen: ["/p/y"], productFolder: "/p/.build/debug")
+        await inputs.unitEnded(modules: ["A", "B"], destination: "local", traces: try traces("u1", [#"openat(AT_FDCWD</p>, "x", O_RDONLY) = -1 ENOENT"#]),
+                               productFolder: "/p/.build/debug")
+        await inputs.unitEnded(modules: ["A"], destination: "local", traces: try traces("u2", [#"access("/p/y", R_OK) = 0"#]),
+                               productFolder: "/p/.build/debug")
         // B's other unit ran where nothing is observed (an SSH agent, a unit measuring performance).
-        await inputs.unitEnded(modules: ["B"], destination: "local", seen: nil, productFolder: "/p/.build/debug")
+        await inputs.unitEnded(modules: ["B"], destination: "local", traces: nil, productFolder: "/p/.build/debug")
+        // C's unit was to be observed, but its process left no trace (it never started under strace).
+        try FileManager.default.createDirectory(atPath: dir.file("u3"), withIntermediateDirectories: true)
+        await inputs.unitEnded(modules: ["C"], destination: "local", traces: dir.file("u3"), productFolder: "/p/.build/debug")
+        let observer = RunTimeObserver(strace: "/usr/bin/strace", folder: dir.path)
+        await inputs.resolve { observer.paths(in: $0) }
         #expect(await inputs.observed(destination: "local", module: "A") == ["/p/x", "/p/y"])
         #expect(await inputs.observed(destination: "local", module: "B") == nil)
         #expect(await inputs.observed(destination: "other", module: "A") == nil, "per destination")
-        #expect(await inputs.observed(destination: "local", module: "C") == nil, "never ran: not observed")
+        #expect(await inputs.observed(destination: "local", module: "C") == nil, "no trace: not observed")
+        #expect(await inputs.observed(destination: "local", module: "D") == nil, "never ran: not observed")
         #expect(await inputs.productFolders == ["/p/.build/debug"])
     }
 

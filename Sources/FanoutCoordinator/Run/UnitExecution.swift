@@ -48,9 +48,8 @@ struct UnitExecution: Sendable {
         let finished = await run(unit, command: command, runner: runner, collector: collector, on: transport, slot: slot,
                                  start: start)
         if let observing {
-            let seen = traces.flatMap { observing.observer.paths(in: $0) }
             await observing.inputs.unitEnded(modules: Set(unit.testIDs.map(\.suite.module)), destination: unit.destination,
-                                             seen: seen, productFolder: (binary as NSString).deletingLastPathComponent)
+                                             traces: traces, productFolder: (binary as NSString).deletingLastPathComponent)
         }
         return finished
     }

@@ -20,15 +20,12 @@ struct InputFingerprinter {
     /// Folders never hashed: build output, VCS data, editor state.
     static let ignoredFolders: Set<String> = [".build", ".git", ".swiftpm", ".DS_Store", ".fanout"]
 
-    /// The input that says how a target's run-time inputs are known: `assumed` (the safe rule: every file of the
-    /// package but the sources of other test targets) or `observed` (what its processes named while it passed).
-    static let runTimeKey = "run-time inputs"
+    /// The keys of run-time inputs (Core's, where the record is read back).
+    static let runTimeKey = TargetFingerprint.runTimeKey
+    static let observedPrefix = TargetFingerprint.observedPrefix
+    static let builtPrefix = TargetFingerprint.builtPrefix
     /// The safe rule's input: every file of the package outside the target's closure, but other test targets' sources.
     static let packageFilesKey = "package files"
-    /// A file, folder or absent path observed at run time, by its path relative to the package: `observed <path>`.
-    static let observedPrefix = "observed "
-    /// A product of the package the tests executed or read (`built math`), by the targets it is built from.
-    static let builtPrefix = "built "
 
     /// Every test target's fingerprint on each destination, under the safe rule (nothing observed yet).
     func fingerprints(for destinations: [DestinationSpec]) throws(FanoutError) -> [TargetFingerprint] {
@@ -166,7 +163,7 @@ struct InputFingerprinter {
     func externalDigest(_ folders: inout FolderDigests) throws(FanoutError) -> String {
         var hash = SHA256()
         let resolved = package + "/Package.resolved"
-        hash.update(FileManager.default.fileExists(atPath: resolved) ? try FileDigest.of(resolved) : "no Package.resolved")
+        hash.update(FileManager.default.fileExists(atPath: resolved) ? try folders.fileDigest(resolved) : "no Package.resolved")
         for dependency in graph.dependencies.sorted(by: { $0.identity < $1.identity }) where dependency.type == "fileSystem" {
             guard let path = dependency.path else { continue }
             hash.update("\n\(dependency.identity)\u{0}\(try folders.digest(path))")

@@ -171,7 +171,11 @@ enum FileAccessTrace {
 
 /// What the run observed of each test target on each destination: the paths its units named, or that some unit of
 /// it ran where nothing could be observed (then the safe rule holds for it).
+///
+/// A unit leaves only the folder of its traces here; they are read once, after the run (``resolve(_:)``), so that
+/// no slot waits for a trace to be read before it takes its next unit.
 actor ObservedInputs {
+    private var traces: [String: [String]] = [:]
     private var paths: [String: Set<String>] = [:]
     private var blind: Set<String> = []
     /// The products folders of the run (executables and resource bundles are named there).
@@ -179,16 +183,30 @@ actor ObservedInputs {
 
     private static func key(_ destination: String, _ module: String) -> String { "\(destination)\u{0}\(module)" }
 
-    /// A unit of `modules` ended; `seen` is nil when it was not observed.
-    func unitEnded(modules: Set<String>, destination: String, seen: Set<String>?, productFolder: String) {
+    /// A unit of `modules` ended; `traces` is its traces' folder, nil when it was not observed.
+    func unitEnded(modules: Set<String>, destination: String, traces folder: String?, productFolder: String) {
         productFolders.insert(productFolder)
         for module in modules {
             let k = Self.key(destination, module)
-            if let seen { paths[k, default: []].formUnion(seen) } else { blind.insert(k) }
+            if let folder { traces[k, default: []].append(folder) } else { blind.insert(k) }
         }
     }
 
-    /// The paths every unit of this target named; nil when any unit of it was not observed, or none ran.
+    /// Reads every unit's traces, each folder once and several at a time; a folder `read` cannot read (the unit's
+    /// process never started under the observer) leaves its targets unobserved.
+    func resolve(_ read: @Sendable (String) -> Set<String>?) {
+        let folders = Array(Set(traces.values.joined()))
+        let byFolder = Dictionary(uniqueKeysWithValues: zip(folders, Parallel.map(folders, read)))
+        for (k, list) in traces {
+            for folder in list {
+                if let seen = byFolder[folder] ?? nil { paths[k, default: []].formUnion(seen) } else { blind.insert(k) }
+            }
+        }
+        traces = [:]
+    }
+
+    /// The paths every unit of this target named (once resolved); nil when any unit of it was not observed, or none
+    /// ran.
     func observed(destination: String, module: String) -> Set<String>? {
         let k = Self.key(destination, module)
         return blind.contains(k) ? nil : paths[k]

@@ -78,7 +78,11 @@ struct SelectivePlan: Sendable {
     /// again: the build may have written Package.resolved (a first build resolves), and the tests ran on those.
     func recordedFingerprints() async -> [TargetFingerprint] {
         guard let fingerprinter else { return fingerprints }
-        if let observing { try? FileManager.default.removeItem(atPath: observing.observer.folder) }
+        if let observing {
+            let observer = observing.observer
+            await observing.inputs.resolve { observer.paths(in: $0) }
+            try? FileManager.default.removeItem(atPath: observer.folder)
+        }
         var folders = FolderDigests(root: fingerprinter.package)
         let pins = try? fingerprinter.externalDigest(&folders)
         let products = await observing?.inputs.productFolders ?? []
@@ -189,7 +193,8 @@ struct SelectivePlan: Sendable {
             let rows = history[fp.destination]?[fp.target] ?? []
             // A pass whose run-time inputs were observed is compared on those paths as they are now.
             var now: [String: TargetFingerprint] = [:]
-            for row in rows where row.verdict == .passed && now[row.runID] == nil {
+            // Only the rows the policy reads: those newer than the newest failure.
+            for row in rows.prefix(while: { $0.verdict != .failed }) where row.verdict == .passed && now[row.runID] == nil {
                 now[row.runID] = (try? fingerprinter.current(fp, against: row, folders: &folders)) ?? fp
             }
             plan.decisions.append(SelectivePolicy.decide(fp, history: rows, alwaysRun: byName.firstMatch(fp.target),

@@ -35,12 +35,20 @@ public struct TargetFingerprint: Codable, Sendable, Hashable {
     public var observedInputs: [String]? { Self.observedInputs(in: parts) }
 
     public static func observedInputs(in parts: [String: String]) -> [String]? {
-        guard parts["run-time inputs"] == "observed" else { return nil }
+        guard parts[runTimeKey] == "observed" else { return nil }
         return parts.keys.compactMap { key in
-            if key.hasPrefix("observed ") { return String(key.dropFirst("observed ".count)) }
-            return key.hasPrefix("built ") ? key : nil
+            if key.hasPrefix(observedPrefix) { return String(key.dropFirst(observedPrefix.count)) }
+            return key.hasPrefix(builtPrefix) ? key : nil
         }.sorted()
     }
+
+    /// The input that says how a target's run-time inputs are known: `assumed` (the safe rule: every file of the
+    /// package but the sources of other test targets) or `observed` (what its processes named while it passed).
+    public static let runTimeKey = "run-time inputs"
+    /// A file, folder or absent path observed at run time, by its path relative to the package: `observed <path>`.
+    public static let observedPrefix = "observed "
+    /// A product of the package the tests executed or read (`built math`), by the targets it is built from.
+    public static let builtPrefix = "built "
 
     /// The first 12 digits, for people.
     public var short: String { String(digest.prefix(12)) }

@@ -53,7 +53,7 @@ enum ReportFacts {
              text: (d.skipped ? "skipped: " : "ran: ") + d.reason)
         }
         lines += selective.notes.map { (target: "note", skipped: false, text: $0) }
-        if let observation = selective.observation { lines.append((target: "run-time inputs", skipped: false, text: observation)) }
+        if let observation = selective.observation { lines.append((target: TargetFingerprint.runTimeKey, skipped: false, text: observation)) }
         return (heading, lines)
     }
 
