@@ -34,6 +34,9 @@ let package = Package(
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2",
                        providers: [.apt(["libssh2-1-dev"]), .brew(["libssh2"])]),
         .target(name: "FanoutSSH", dependencies: ["CLibSSH2"], swiftSettings: strict),
+        // Not a target: Sources/FanoutObserve is C preloaded into test processes (selective testing observes what
+        // they use at run time). SwiftPM would link the Swift runtime into it, and with it the runtime's crash
+        // handlers into every process it enters, so scripts/build-observer.sh builds it with clang alone.
         .target(name: "FanoutAgents", dependencies: [
             "FanoutCore", "FanoutSSH",
         ], swiftSettings: strict),

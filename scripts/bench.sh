@@ -86,6 +86,7 @@ started=$(date +%s)
 bash scripts/setup.sh
 echo "building fanout (release)…"
 swift build -c release --product fanout >/dev/null
+bash scripts/build-observer.sh release >/dev/null # preloaded by --selective to observe run-time inputs
 fanout="$(swift build -c release --show-bin-path)/fanout"
 
 # ---- report.html of a large run in a real browser (fanout-bench report-page; --page runs only this) ----------------

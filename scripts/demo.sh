@@ -24,6 +24,7 @@ if [[ -n ${FANOUT_DEMO_FANOUT:-} ]]; then
 else
   echo "== building Fanout"
   swift build --product fanout 2>&1 | tail -1
+  bash scripts/build-observer.sh debug >/dev/null # what --selective preloads to observe run-time inputs
   fanout="$(swift build --show-bin-path)/fanout"
 fi
 

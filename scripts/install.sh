@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the `fanout` command for your own packages:
 #   PREFIX/bin/fanout                                        (a release build)
+#   PREFIX/lib/fanout/libFanoutObserve.so                    (Linux: what --selective preloads into test processes)
 #   PREFIX/share/man/man1/fanout.1                           (generated from the argument parser: `man fanout`)
 #   PREFIX/share/bash-completion/completions/fanout          (bash)
 #   PREFIX/share/zsh/site-functions/_fanout                  (zsh)
@@ -46,6 +47,8 @@ swift build -c "$configuration" --product fanout 2>&1 | grep -v '^\[' || true
 swift build -c "$configuration" --product fanout >/dev/null
 binary=$(swift build -c "$configuration" --show-bin-path)/fanout
 [[ -x $binary ]] || { echo "install.sh: the build left no $binary" >&2; exit 1; }
+# The observer selective testing preloads into test processes (Linux): fanout finds it in ../lib/fanout/.
+observer=$(bash scripts/build-observer.sh "$configuration")
 
 echo "== generating the man page and shell completions"
 staging=$(mktemp -d "${TMPDIR:-/tmp}/fanout-install.XXXXXX")
@@ -72,6 +75,10 @@ echo "== installing into $prefix"
 "${sudo[@]}" install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
   "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
 "${sudo[@]}" install -m 0755 "$binary" "$prefix/bin/fanout"
+if [[ -n $observer ]]; then
+  "${sudo[@]}" install -d "$prefix/lib/fanout"
+  "${sudo[@]}" install -m 0755 "$observer" "$prefix/lib/fanout/libFanoutObserve.so"
+fi
 "${sudo[@]}" install -m 0644 "$manual" "$prefix/share/man/man1/fanout.1"
 "${sudo[@]}" install -m 0644 "$staging/fanout.bash" "$prefix/share/bash-completion/completions/fanout"
 "${sudo[@]}" install -m 0644 "$staging/_fanout" "$prefix/share/zsh/site-functions/_fanout"

@@ -12,6 +12,8 @@ export FANOUT_DEMO_BUNDLE
 echo "== building Fanout and its tests"
 swift build --build-tests 2>&1 | grep -v '^\[' || true
 swift build --build-tests >/dev/null
+echo "== building the run-time observer selective testing preloads (scripts/build-observer.sh)"
+bash scripts/build-observer.sh debug
 # scripts/install.sh as a user runs it (a debug build, into a scratch prefix): InstallTests check what it installed.
 # It runs here, not inside the tests, because swift test holds the build folder's lock while they run.
 echo "== installing fanout into a scratch prefix (scripts/install.sh --debug)"

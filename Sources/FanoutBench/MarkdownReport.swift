@@ -202,8 +202,17 @@ enum MarkdownReport {
             + "of a string literal or a digit of a number in Swift, a character of other text; one that does not build is "
             + "replaced), Fanout decides against the recorded pass, and every target it skipped is run by `swift test` on "
             + "the mutated build: a failure there is a false green. The packages' mutations ran side by side; the timings "
-            + "were taken one package at a time, with nothing else running, by the release build.\n\n"
+            + "were taken one package at a time, with nothing else running, by the release build: the recording run (a new "
+            + "history, every target runs) observed the default way\(observerWords(mutations.timings)), not observed "
+            + "(`observe: false`), and observed by strace (`observe: strace`), alternating, each round a ratio to the "
+            + "round's run not observed.\n\n"
             + SelectiveMutations.table(runs: mutations.runs, timings: mutations.timings)
+    }
+
+    /// " (by a preloaded library)": how the timings' observed rounds observed, when they say.
+    static func observerWords(_ timings: [SelectiveMutations.Results]) -> String {
+        let ways = Set(timings.compactMap(\.observer)).sorted()
+        return ways.isEmpty ? "" : " (by \(ways.joined(separator: ", ")))"
     }
 
     /// Selective testing on a generated 20-target package (`fanout-bench selective`, scripts/bench.sh --selective).

@@ -74,6 +74,11 @@ struct SelectiveMutations: AsyncParsableCommand {
         var skippedUnchanged: Int = 0
         /// The tag or commit of the package, for people.
         var version: String?
+        /// The recording run observed by strace instead (`selective.observe: strace`), per round; nil in results
+        /// from before the preloaded observer.
+        var straceWalls: [Double]? = nil
+        /// How the observed rounds observed (the report's words, e.g. "a preloaded library").
+        var observer: String? = nil
 
         var falseGreens: Int { mutations.reduce(0) { $0 + $1.falseGreens.count } }
         var skipRate: Double {
@@ -197,13 +202,23 @@ struct SelectiveMutations: AsyncParsableCommand {
         // without it, alternating.
         let unobserved = "\(work)/unobserved.yml"
         try "selective:\n  enabled: true\n  observe: false\n".write(toFile: unobserved, atomically: true, encoding: .utf8)
+        let strace = "\(work)/strace.yml"
+        try "selective:\n  enabled: true\n  observe: strace\n".write(toFile: strace, atomically: true, encoding: .utf8)
         for round in 0..<overheadRounds {
-            for observe in [true, false] {
-                let h = "\(work)/overhead-\(round)-\(observe).sqlite"
-                let (r, report, dir) = try await fanout(observe ? ["--selective"] : ["--selective", "--config", unobserved], history: h)
+            for way in ["observed", "strace", "not"] {
+                let h = "\(work)/overhead-\(round)-\(way).sqlite"
+                let config = way == "observed" ? [] : ["--config", way == "strace" ? strace : unobserved]
+                let (r, report, dir) = try await fanout(["--selective"] + config, history: h)
                 let timing = report["timing"] as? [String: Any]
                 let makespan = timing?["makespan"] as? Double ?? 0
-                if observe {
+                let observation = (report["selective"] as? [String: Any])?["observation"] as? String ?? ""
+                if way == "strace" {
+                    guard observation.contains("(strace)") else { throw BenchError("the strace round was not observed by strace: \(observation)") }
+                    results.straceWalls = (results.straceWalls ?? []) + [r.seconds]
+                } else if way == "observed" {
+                    if let open = observation.firstIndex(of: "("), let close = observation.firstIndex(of: ")"), open < close {
+                        results.observer = String(observation[observation.index(after: open)..<close])
+                    }
                     results.observedWalls.append(r.seconds)
                     results.observedMakespans.append(makespan)
                 } else {
@@ -269,15 +284,19 @@ struct SelectiveMutations: AsyncParsableCommand {
             let s = xs.sorted()
             return String(format: "\(format) (\(format)–\(format))", s[s.count / 2], s.first ?? 0, s.last ?? 0)
         }
-        var out = "| package | test targets | files | mutations | false greens | targets skipped, mean | mutations caught by a target that ran | nothing changed: skipped, deciding (s) | recording run wall, observed (s) | … not observed (s) | observed / not, per round |\n"
-        out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        var out = "| package | test targets | files | mutations | false greens | targets skipped, mean | mutations caught by a target that ran | nothing changed: skipped, deciding (s) | recording run wall, observed (s) | … not observed (s) | observed / not, per round | … by strace (s) | strace / not, per round |\n"
+        out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for r in runs {
             let t = timings.first { $0.package == r.package }
             let ratios = zip(t?.observedWalls ?? [], t?.unobservedWalls ?? []).map { $0 / max($1, 1e-9) }
-            out += "| \(r.package) | \(r.testTargets.count) | \(r.files) | \(r.mutations.count) | \(r.falseGreens) | "
-                + String(format: "%.0f %%", r.skipRate * 100) + " | \(r.mutations.filter { !$0.caught.isEmpty }.count) | "
-                + "\(t?.skippedUnchanged ?? r.skippedUnchanged) of \(r.testTargets.count), \(spread(t?.decideUnchanged ?? [], "%.3f")) | "
-                + "\(spread(t?.observedWalls ?? [])) | \(spread(t?.unobservedWalls ?? [])) | \(spread(ratios, "%.3f")) |\n"
+            let straceRatios = zip(t?.straceWalls ?? [], t?.unobservedWalls ?? []).map { $0 / max($1, 1e-9) }
+            let caught = r.mutations.filter { !$0.caught.isEmpty }.count
+            let skipped = String(format: "%.0f %%", r.skipRate * 100)
+            let unchanged = "\(t?.skippedUnchanged ?? r.skippedUnchanged) of \(r.testTargets.count), \(spread(t?.decideUnchanged ?? [], "%.3f"))"
+            let observed = "\(spread(t?.observedWalls ?? [])) | \(spread(t?.unobservedWalls ?? [])) | \(spread(ratios, "%.3f"))"
+            let strace = "\(spread(t?.straceWalls ?? [])) | \(spread(straceRatios, "%.3f"))"
+            out += "| \(r.package) | \(r.testTargets.count) | \(r.files) | \(r.mutations.count) | \(r.falseGreens) | \(skipped) | "
+                + "\(caught) | \(unchanged) | \(observed) | \(strace) |\n"
         }
         return out
     }
@@ -301,6 +320,7 @@ struct SelectiveMutations: AsyncParsableCommand {
         if !r.observedWalls.isEmpty {
             lines.append("  recording run, observed: wall \(med(r.observedWalls)), makespan \(med(r.observedMakespans))")
             lines.append("  recording run, not observed: wall \(med(r.unobservedWalls)), makespan \(med(r.unobservedMakespans))")
+            if let strace = r.straceWalls { lines.append("  recording run, observed by strace: wall \(med(strace))") }
         }
         return lines.joined(separator: "\n")
     }

@@ -1,5 +1,5 @@
 import FanoutAgents
-import FanoutCoordinator
+@testable import FanoutCoordinator
 import FanoutCore
 import Foundation
 import Testing
@@ -61,5 +61,23 @@ struct InstallTests {
         #expect(zsh.hasPrefix("#compdef fanout"))
         let fish = try String(contentsOfFile: prefix + "/share/fish/vendor_completions.d/fanout.fish", encoding: .utf8)
         #expect(fish.contains("complete -c 'fanout'"))
+    }
+
+    /// The installed fanout finds the observer it preloads (`../lib/fanout/` from its own folder), and that library
+    /// observes: it was built without the Swift runtime (whose crash handlers would enter every test process).
+    @Test func theObserverIsInstalledWhereFanoutLooksAndObserves() async throws {
+        let installed = prefix + "/lib/fanout/libFanoutObserve.so"
+        #expect(FileManager.default.fileExists(atPath: installed))
+        let candidates = RunTimeObserver.libraryCandidates(executable: prefix + "/bin/fanout", environment: [:])
+        #expect(candidates.contains(installed), "\(candidates)")
+        #expect(RunTimeObserver.libraryCandidates(executable: prefix + "/bin/fanout",
+                                                  environment: ["FANOUT_OBSERVE_LIBRARY": "/x/lib.so"]) == ["/x/lib.so"])
+        let (ldd, out) = await shell("ldd " + ShellQuote.quote(installed))
+        #expect(ldd == 0 && !out.contains("swift"), "links libc alone: \(out)")
+        let dir = try TempDir()
+        let observer = RunTimeObserver(preload: installed, folder: dir.path)
+        let (command, traces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "test -e \"$0\"", dir.file("x")]))
+        #expect(await LocalTransport(slots: 1).capture(command, timeout: 60).0 == .exited(1))
+        #expect(observer.paths(in: traces)?.contains(dir.file("x")) == true)
     }
 }

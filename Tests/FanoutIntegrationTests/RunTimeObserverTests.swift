@@ -89,28 +89,75 @@ struct RunTimeObserverTests {
         #expect(await inputs.productFolders == ["/p/.build/debug"])
     }
 
-    @Test func aTracedProcessIsSeenWholeAndEndsAsItWould() async throws {
+    @Test(arguments: [ObserverChoice.preload, .strace])
+    func aProcessIsSeenWholeAndEndsAsItWould(_ choice: ObserverChoice) async throws {
         let dir = try TempDir()
-        let (found, why) = await RunTimeObserver.find(folder: dir.file("traces"))
-        let observer = try #require(found, "strace must be usable here (scripts/setup.sh installs it): \(why ?? "")")
-        try FileManager.default.createDirectory(atPath: dir.file("pkg/Fixtures"), withIntermediateDirectories: true)
+        let (found, why) = await RunTimeObserver.find(folder: dir.file("traces"), choice: choice)
+        let observer = try #require(found, "\(choice) must be usable here (scripts/test.sh builds the library, scripts/setup.sh installs strace): \(why ?? "")")
+        try FileManager.default.createDirectory(atPath: dir.file("pkg/Fixtures/deep"), withIntermediateDirectories: true)
         try Data("42\n".utf8).write(to: URL(fileURLWithPath: dir.file("pkg/Fixtures/in.txt")))
+        try Data("7\n".utf8).write(to: URL(fileURLWithPath: dir.file("pkg/Fixtures/deep/more.txt")))
+        try Data("1\n".utf8).write(to: URL(fileURLWithPath: dir.file("pkg/alone.txt")))
         let script = "cat \(dir.file("pkg/Fixtures/in.txt")) >/dev/null; ls \(dir.file("pkg/Fixtures")) >/dev/null; "
-            + "test -e \(dir.file("pkg/absent")) || /bin/true; exit 3"
+            + "test -e \(dir.file("pkg/absent")) || /bin/true; "
+            // A child started with an empty environment, a relative path after cd, a tree walked.
+            + "env -i /bin/sh -c 'cat \(dir.file("pkg/alone.txt"))' >/dev/null; "
+            + "cd \(dir.file("pkg/Fixtures")) && cat deep/more.txt >/dev/null; ls -R \(dir.file("pkg")) >/dev/null; exit 3"
         let (command, traces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", script]))
         let (ending, _, _) = await LocalShell("test").capture(command, timeout: 60)
-        #expect(ending == .exited(3), "the exit status passes through strace")
+        #expect(ending == .exited(3), "the exit status passes through the observer")
         let paths = try #require(observer.paths(in: traces))
         #expect(paths.contains(dir.file("pkg/Fixtures/in.txt")), "a file a child process read")
         #expect(paths.contains(dir.file("pkg/Fixtures")), "a folder a child listed")
         #expect(paths.contains(dir.file("pkg/absent")), "a path looked for and not found")
         #expect(paths.contains("/bin/true") || paths.contains("/usr/bin/true"), "a program executed")
+        #expect(paths.contains(dir.file("pkg/alone.txt")), "read by a child whose environment was emptied")
+        #expect(paths.contains(dir.file("pkg/Fixtures/deep/more.txt")), "a relative path, placed")
+        #expect(paths.contains(dir.file("pkg/Fixtures/deep")), "a nested folder a walk listed")
         #expect(!FileManager.default.fileExists(atPath: traces), "the traces are removed once read")
 
-        // A process killed by a signal is reported killed by it, as without strace.
+        // A process killed by a signal is reported killed by it, as without the observer.
         let (killed, _) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "kill -SEGV $$"]))
         let plain = await LocalShell("test").capture(Command(executable: "/bin/sh", arguments: ["-c", "kill -SEGV $$"]), timeout: 60)
         #expect(await LocalShell("test").capture(killed, timeout: 60).0 == plain.0)
         #expect(observer.paths(in: dir.file("traces/none")) == nil, "no trace: not observed")
+    }
+
+    /// The preloaded library sees only what runs through libc in a program that loads it: where it cannot follow,
+    /// the unit is not observed (its targets fall back to the safe rule), never observed with something missing.
+    @Test func whatThePreloadCannotFollowLeavesTheUnitUnobserved() async throws {
+        let dir = try TempDir()
+        let (found, why) = await RunTimeObserver.find(folder: dir.file("traces"), choice: .preload)
+        let observer = try #require(found, "scripts/test.sh builds the library: \(why ?? "")")
+        // A statically linked program (Debian's ldconfig is one): started by the test process, or as the test process.
+        let ldconfig = ["/sbin/ldconfig", "/usr/sbin/ldconfig"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let staticProgram = try #require(ldconfig, "a static program to start")
+        let (child, childTraces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "\"$0\" --version >/dev/null", staticProgram]))
+        #expect(await LocalShell("test").capture(child, timeout: 60).0 == .exited(0))
+        #expect(observer.paths(in: childTraces) == nil, "a static child: not observed")
+        let (root, rootTraces) = observer.observing(Command(executable: staticProgram, arguments: ["--version"]))
+        #expect(await LocalShell("test").capture(root, timeout: 60).0 == .exited(0))
+        #expect(observer.paths(in: rootTraces) == nil, "a static test process: not observed")
+        // A script whose interpreter is static.
+        let script = dir.file("static-interpreter")
+        try "#!\(staticProgram) --version\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        let (interpreted, interpretedTraces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "\"$0\" >/dev/null 2>&1; true", script]))
+        #expect(await LocalShell("test").capture(interpreted, timeout: 60).0 == .exited(0))
+        #expect(observer.paths(in: interpretedTraces) == nil, "a script run by a static interpreter: not observed")
+        // And the plain case still is: the same shell, no static program.
+        let (plain, plainTraces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "true"]))
+        #expect(await LocalShell("test").capture(plain, timeout: 60).0 == .exited(0))
+        #expect(observer.paths(in: plainTraces) != nil)
+    }
+
+    @Test func preloadRecordsAreReadStrictly() {
+        func data(_ records: [String]) -> Data { Data(records.map { $0 + "\u{0}" }.joined().utf8) }
+        let read = PreloadRecords.read(data(["s/usr/bin/dash", "r/pkg/./Fixtures/../a.txt", "x/pkg/.build/debug/tool", "r/pkg/caf\u{e9}\n"]))
+        #expect(read?.paths == ["/usr/bin/dash", "/pkg/a.txt", "/pkg/.build/debug/tool", "/pkg/caf\u{e9}\n"])
+        #expect(read?.started == ["/usr/bin/dash"])
+        #expect(PreloadRecords.read(data(["r/a", "!a statically linked program was executed"])) == nil)
+        #expect(PreloadRecords.read(data(["r relative"])) == nil, "a path that is not absolute: not observed")
+        #expect(PreloadRecords.read(data(["q/future-kind"])) == nil, "a record this version cannot read")
     }
 }

@@ -52,7 +52,8 @@ struct SelectiveRunTimeTests {
         let first = try await run(s)
         #expect(SelectiveRunTests.ran(first) == Self.all)
         #expect(first.exitCode == 0 && first.results.count == 6)
-        #expect(first.selective?.observation?.contains("observed") == true, "\(first.selective?.observation ?? "none")")
+        #expect(first.selective?.observation?.contains("observed on local slots (a preloaded library)") == true,
+                "scripts/test.sh builds the library that is preloaded: \(first.selective?.observation ?? "none")")
         let observed = Dictionary(uniqueKeysWithValues: (first.selective?.verdicts ?? []).map { ($0.target, $0.observedInputs) })
         #expect(observed["CLITests"]??.contains("built greeter") == true, "CLITests ran greeter: \(observed)")
         #expect(observed["GoldenTests"]??.contains("Golden/shout.txt") == true, "GoldenTests read the golden file: \(observed)")

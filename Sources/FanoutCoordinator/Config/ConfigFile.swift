@@ -186,7 +186,15 @@ extension ConfigFile {
             }
         }
         if let v = s["feedback_first"] { selective.feedbackFirst = try v.bool() }
-        if let v = s["observe"] { selective.observe = try v.bool() }
+        if let v = s["observe"] {
+            // true | false, or the one way to observe: preload | strace.
+            switch try v.string().lowercased() {
+            case "preload": selective.observer = .preload
+            case "strace": selective.observer = .strace
+            default:
+                do { selective.observe = try v.bool() } catch { throw v.fail("must be true, false, preload or strace") }
+            }
+        }
     }
 
     /// `timeout:`: when a test is hung (stall) and how long it may run (ceiling); see TimeLimitRules.

@@ -6,20 +6,104 @@ import Foundation
 /// opens or looks at, the folders it lists, the programs it executes. What selective testing records as the run-time
 /// inputs of the test targets that ran (docs/selective.md, "What is observed").
 ///
-/// The mechanism is `strace` with a seccomp filter (`--seccomp-bpf`): the kernel stops the process only at the
-/// file-system calls (`%file`: open, stat, access, execve, readlink, ...), every other call runs at full speed; `-f`
-/// follows every child (an example executable the tests spawn, a shell, a tool), and `-y` names each call's folder,
-/// so a relative path is known in full. It sees what a preloaded library would miss (static binaries, direct system
-/// calls), and it needs nothing built or deployed. It runs on local slots only: an SSH agent's paths are not the
-/// package's, and a test run there counts as not observed (the safe rule).
+/// Two ways, the first that works here:
+/// - **preload**: libFanoutObserve (Sources/FanoutObserve, installed beside fanout) is preloaded into the test process
+///   (`LD_PRELOAD`); it writes down each path the process names through libc, and puts itself into every program the
+///   process executes. Nearly free: no process stops. A program it cannot enter (static, set-user-ID) marks the unit
+///   as not observed, and so does a test process that never loaded it (a static test binary).
+/// - **strace** with a seccomp filter (`--seccomp-bpf`): the kernel stops the process at each file-system call and
+///   at each new thread or process; `-f` follows every child, and `-y` names each call's folder, so a relative path
+///   is known in full. It also sees direct system calls, but costs 13–30 % of a run's wall (BENCHMARKS.md).
+///
+/// It runs on local slots only: an SSH agent's paths are not the package's, and a test run there counts as not
+/// observed (the safe rule).
 struct RunTimeObserver: Sendable {
-    /// The `strace` executable.
-    let strace: String
+    enum Mechanism: Sendable, Hashable {
+        /// The library to preload.
+        case preload(String)
+        /// The `strace` executable.
+        case strace(String)
+    }
+
+    let mechanism: Mechanism
     /// Where each unit's traces go (one folder per unit, removed once read).
     let folder: String
 
-    /// The strace on the PATH if it can trace here (some containers forbid ptrace); else nil and why not.
-    static func find(folder: String) async -> (RunTimeObserver?, String?) {
+    init(strace: String, folder: String) {
+        self.mechanism = .strace(strace)
+        self.folder = folder
+    }
+
+    init(preload library: String, folder: String) {
+        self.mechanism = .preload(library)
+        self.folder = folder
+    }
+
+    /// How it observes, for the report.
+    var name: String {
+        switch mechanism {
+        case .preload: "a preloaded library"
+        case .strace: "strace"
+        }
+    }
+
+    /// The library's file name, and where it is looked for: `$FANOUT_OBSERVE_LIBRARY`, else beside the running
+    /// executable (a build folder), else in `../lib/fanout/` from it (what scripts/install.sh installs).
+    static let libraryName = "libFanoutObserve.so"
+
+    static func libraryCandidates(executable: String = runningExecutable,
+                                  environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        if let explicit = environment["FANOUT_OBSERVE_LIBRARY"], !explicit.isEmpty { return [explicit] }
+        let bin = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        return [bin.appendingPathComponent(libraryName).path,
+                bin.deletingLastPathComponent().appendingPathComponent("lib/fanout/\(libraryName)").path]
+    }
+
+    /// The running program, its links resolved.
+    static var runningExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? URL(fileURLWithPath: ProcessInfo.processInfo.arguments.first ?? "fanout").resolvingSymlinksInPath().path
+    }
+
+    /// An observer that works here (each way is tried on a real process first); else nil and why not.
+    static func find(folder: String, choice: ObserverChoice = .any) async -> (RunTimeObserver?, String?) {
+        var reasons: [String] = []
+        if choice != .strace {
+            let (found, why) = await findPreload(folder: folder)
+            if let found { return (found, nil) }
+            reasons.append(why)
+        }
+        if choice != .preload {
+            let (found, why) = await findStrace(folder: folder)
+            if let found { return (found, nil) }
+            reasons.append(why)
+        }
+        return (nil, reasons.joined(separator: "; "))
+    }
+
+    private static func findPreload(folder: String) async -> (RunTimeObserver?, String) {
+        #if os(Linux)
+        let candidates = libraryCandidates()
+        guard let library = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            return (nil, "\(libraryName) was not found (looked in \(candidates.joined(separator: ", ")))")
+        }
+        let observer = RunTimeObserver(preload: library, folder: folder)
+        // A shell that looks at a file: the library must load and write it down.
+        let probe = "\(folder)-probe"
+        let (command, traces) = observer.observing(Command(executable: "/bin/sh", arguments: ["-c", "test -e \"$0\"", probe]))
+        let (ending, _, err) = await LocalShell("selective").capture(command, timeout: 30)
+        let seen = observer.paths(in: traces)
+        guard case .exited = ending, let seen, seen.contains(probe) else {
+            let text = String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return (nil, "\(library) did not observe a shell (\(ending)\(text.isEmpty ? "" : ": " + text.prefix(200)))")
+        }
+        return (observer, "")
+        #else
+        return (nil, "the preloaded observer is for Linux only")
+        #endif
+    }
+
+    private static func findStrace(folder: String) async -> (RunTimeObserver?, String) {
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
             .map { "\($0)/strace" }.first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let path else {
@@ -32,30 +116,92 @@ struct RunTimeObserver: Sendable {
             let text = String(decoding: err + out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             return (nil, "strace cannot trace here (\(ending)\(text.isEmpty ? "" : ": " + text.prefix(200)))")
         }
-        return (RunTimeObserver(strace: path, folder: folder), nil)
+        return (RunTimeObserver(strace: path, folder: folder), "")
     }
 
-    /// `command` run under strace, its traces written into a new folder (returned).
+    /// `command` run under observation, its traces written into a new folder (returned).
     func observing(_ command: Command) -> (Command, String) {
         let traces = "\(folder)/\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
-        let arguments = ["-f", "-ff", "-qq", "--seccomp-bpf", "-e", "trace=%file", "-e", "signal=none", "-y", "-x",
-                         "-s", "65535", "-o", "\(traces)/t", "--", command.executable] + command.arguments
-        return (Command(executable: strace, arguments: arguments, environment: command.environment), traces)
+        switch mechanism {
+        case .preload(let library):
+            var environment = command.environment
+            let before = environment["LD_PRELOAD"] ?? ProcessInfo.processInfo.environment["LD_PRELOAD"] ?? ""
+            environment["LD_PRELOAD"] = before.isEmpty ? library : "\(library):\(before)"
+            environment["FANOUT_OBSERVE_DIR"] = traces
+            // The program that must be seen starting under the library (else the unit is not observed: a static
+            // test binary never loads it, though the children it starts may).
+            try? Data(Self.resolved(command.executable).utf8).write(to: URL(fileURLWithPath: "\(traces)/\(Self.rootFile)"))
+            return (Command(executable: command.executable, arguments: command.arguments, environment: environment), traces)
+        case .strace(let strace):
+            let arguments = ["-f", "-ff", "-qq", "--seccomp-bpf", "-e", "trace=%file", "-e", "signal=none", "-y", "-x",
+                             "-s", "65535", "-o", "\(traces)/t", "--", command.executable] + command.arguments
+            return (Command(executable: strace, arguments: arguments, environment: command.environment), traces)
+        }
     }
 
-    /// Every absolute path named in the traces of one unit; nil when there are none (the process never started under
-    /// strace), so that nothing is taken for observed that was not. The folder is removed.
+    /// In a unit's traces folder, the resolved path of the program it runs (preload).
+    static let rootFile = ".root"
+
+    /// `path` with its links resolved; a bare name is looked for on the PATH.
+    static func resolved(_ path: String) -> String {
+        var full = path
+        if !path.contains("/") {
+            full = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+                .map { "\($0)/\(path)" }.first { FileManager.default.isExecutableFile(atPath: $0) } ?? path
+        }
+        return URL(fileURLWithPath: full).resolvingSymlinksInPath().path
+    }
+
+    /// Every absolute path named in the traces of one unit; nil when the unit's own process was not seen under
+    /// observation (no trace; for the preload, no start record of the program it runs), or the preloaded library
+    /// saw something it could not follow, so that nothing is taken for observed that was not. The folder is removed.
     func paths(in traces: String) -> Set<String>? {
         defer { try? FileManager.default.removeItem(atPath: traces) }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: traces)) ?? []
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: traces)) ?? []).filter { !$0.hasPrefix(".") }
         guard !files.isEmpty else { return nil }
         var out: Set<String> = []
+        var started: Set<String> = []
         for file in files {
             guard let data = FileManager.default.contents(atPath: "\(traces)/\(file)") else { return nil }
-            out.formUnion(FileAccessTrace.paths(in: String(decoding: data, as: UTF8.self)))
+            switch mechanism {
+            case .strace:
+                out.formUnion(FileAccessTrace.paths(in: String(decoding: data, as: UTF8.self)))
+            case .preload:
+                guard let records = PreloadRecords.read(data) else { return nil }
+                out.formUnion(records.paths)
+                started.formUnion(records.started)
+            }
+        }
+        if case .preload = mechanism {
+            guard let root = FileManager.default.contents(atPath: "\(traces)/\(Self.rootFile)"),
+                  started.contains(String(decoding: root, as: UTF8.self)) else { return nil }
         }
         return out
+    }
+}
+
+/// Reads one process's records from the preloaded library (Sources/FanoutObserve/include/fanout_observe.h): a kind
+/// byte, an absolute path, a NUL. `s` (started: the executable), `r` (named), `x` (executed) give paths; `!` (what it
+/// could not follow) makes the whole unit unobserved: nil.
+enum PreloadRecords {
+    /// The paths named, and the executables of the processes that started under the library.
+    static func read(_ data: Data) -> (paths: [String], started: [String])? {
+        var paths: [String] = []
+        var started: [String] = []
+        for record in data.split(separator: 0, omittingEmptySubsequences: true) {
+            guard let kind = record.first else { continue }
+            let path = String(decoding: record.dropFirst(), as: UTF8.self)
+            switch kind {
+            case UInt8(ascii: "!"): return nil
+            case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "x"):
+                guard path.hasPrefix("/") else { return nil }
+                paths.append(FileAccessTrace.normalized(path))
+                if kind == UInt8(ascii: "s") { started.append(path) }
+            default: return nil // a record this version cannot read
+            }
+        }
+        return (paths, started)
     }
 }
 

@@ -22,7 +22,7 @@ struct SelectivePlan: Sendable {
     /// Hashes the inputs again after the run, with what the tests were seen to use; nil when the package could not
     /// be read (then nothing is recorded).
     var fingerprinter: InputFingerprinter?
-    /// Watches what the units of this run touch (local slots, strace); nil when the run records nothing or cannot
+    /// Watches what the units of this run touch (local slots: a preloaded library, or strace); nil when the run records nothing or cannot
     /// observe (then `observation` says why, and the safe rule holds for every target that ran).
     var observing: RunTimeObservation?
     /// How run-time inputs are known in this run, in words.
@@ -206,11 +206,11 @@ struct SelectivePlan: Sendable {
         let anythingRuns = plan.decisions.contains { !$0.skipped } || !settings.selective.alwaysRun.isEmpty || !settings.isSelective
         if settings.selective.observe && settings.recordHistory && anythingRuns {
             let (observer, why) = await RunTimeObserver.find(
-                folder: NSTemporaryDirectory() + "fanout-observe-\(UUID().uuidString.prefix(8))")
+                folder: NSTemporaryDirectory() + "fanout-observe-\(UUID().uuidString.prefix(8))", choice: settings.selective.observer)
             if let observer {
                 plan.observing = RunTimeObservation(observer: observer, destinations: Set(covered.map(\.name)))
-                plan.observation = "run-time inputs observed on local slots (strace): each target that ran is recorded "
-                    + "with the files, folders and products its processes used"
+                plan.observation = "run-time inputs observed on local slots (\(observer.name)): each target that ran is "
+                    + "recorded with the files, folders and products its processes used"
             } else {
                 plan.observation = "run-time inputs not observed: \(why ?? "unavailable"); each target that ran is "
                     + "recorded under the safe rule (every file of the package is its input)"

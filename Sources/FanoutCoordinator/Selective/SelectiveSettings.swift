@@ -12,9 +12,21 @@ public struct SelectiveSettings: Sendable, Hashable {
     public var alwaysRun: [String] = []
     /// Start first what a change most likely broke: targets whose inputs changed, and classes that failed recently.
     public var feedbackFirst = false
-    /// Observe what the tests of each target use at run time (local slots, strace) and record it with a full pass;
+    /// Observe what the tests of each target use at run time (local slots) and record it with a full pass;
     /// off: every test target counts every file of the package as its input (the safe rule).
     public var observe = true
+    /// How (`selective.observe: preload` or `strace`; `true` takes the first that works here).
+    public var observer = ObserverChoice.any
 
     public init() {}
+}
+
+/// The ways run-time inputs may be observed (RunTimeObserver).
+public enum ObserverChoice: String, Sendable, Hashable {
+    /// The preloaded library, else strace.
+    case any
+    /// libFanoutObserve preloaded into the test processes only.
+    case preload
+    /// strace only.
+    case strace
 }
