@@ -133,6 +133,15 @@ extension HistoryStore {
 }
 
 extension HistoryStore {
+    /// Every class that has produced a measurement, on any destination: it measures (a performance class), and is
+    /// measured alone from then on, whatever its name.
+    public func measuringClasses() throws(HistoryError) -> Set<SuiteID> {
+        try read("read the classes that measure") { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT DISTINCT module, suite FROM measurements")
+            return Set(rows.map { SuiteID(module: $0["module"], name: $0["suite"]) })
+        }
+    }
+
     /// The newest `limit` measurements of `test` on `destination` (every metric), newest first.
     public func measurements(of test: TestID, destination: String, limit: Int = 10)
         throws(HistoryError) -> [PastMeasurement]

@@ -30,6 +30,35 @@ import Testing
         #expect(s.destination.name == "ci" && s.destination.environment["TOKEN"] == "s3-x")
     }
 
+    @Test func howRunTimeInputsAreObservedAndWhatIsMeasuredAlone() throws {
+        func parsed(_ yaml: String) throws(FanoutError) -> RunSettings {
+            var s = RunSettings()
+            try ConfigFile.parse(yaml, file: "f.yml", into: &s, environment: [:])
+            return s
+        }
+        #expect(try parsed("selective: { observe: strace }").selective.observer == .strace)
+        #expect(try parsed("selective: { observe: preload }").selective.observer == .preload)
+        let off = try parsed("selective: { observe: false }").selective
+        #expect(!off.observe && off.observer == .any)
+        #expect(throws: FanoutError.self) { try parsed("selective: { observe: ptrace }") }
+        do {
+            _ = try parsed("selective: { observe: ptrace }")
+        } catch {
+            #expect(error.description.contains("must be true, false, preload or strace"), "\(error)")
+        }
+        let s = try parsed("not_exclusive: ['^App\\.Stopwatch']")
+        #expect(s.notExclusive == ["^App\\.Stopwatch"])
+        let classes = try PerformanceClasses(settings: s, measured: [SuiteID(module: "App", name: "Stopwatch")],
+                                             fromSources: ["Sorting", "PerformanceLess"])
+        #expect(classes.why(SuiteID(module: "App", name: "Stopwatch")) == nil, "not_exclusive wins over the history")
+        #expect(classes.why(SuiteID(module: "App", name: "Sorting")) == "its sources call measure")
+        #expect(classes.why(SuiteID(module: "App", name: "LoginPerformanceTests")) == "its name matches exclusive")
+        #expect(classes.why(SuiteID(module: "App", name: "Login")) == nil)
+        var bad = RunSettings()
+        bad.notExclusive = ["("]
+        #expect(throws: FanoutError.self) { try bad.validate() }
+    }
+
     @Test func agentsNamedByAliasWithBastions() throws {
         var s = RunSettings()
         try ConfigFile.parse("""

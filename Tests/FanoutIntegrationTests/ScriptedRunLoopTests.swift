@@ -161,4 +161,90 @@ import Testing
         let afterReturn = report.units.filter { $0.agent == "returning" && $0.ending == "exit 0" }
         #expect(!afterReturn.isEmpty, "it ran units again: \(report.units.map { "\($0.agent) \($0.ending)" })")
     }
+
+    /// A class whose name says nothing (not "performance") starts measuring beside other work on a first run: from
+    /// its first measurement its agent takes nothing new, each measurement says whether it was taken alone, and the
+    /// next run knows from the history that it measures, so it runs alone from its start.
+    @Test func aClassThatMeasuresHoldsItsAgentAndIsMeasuredAloneOnceKnown() async throws {
+        let history = try TempDir()
+        // The class of fewest tests (a first run starts those first), measuring 0.5 s per test.
+        let bench = (0..<3).map { (TestID(module: "M", suite: "Bench", name: "t\($0)"), [ScriptedTest.measured(0.5)]) }
+        // More work than the other three slots finish before the first measurement: without the hold, some of it
+        // would start beside the measuring class.
+        let others = (0..<12).flatMap { c in
+            (0..<6).map { (TestID(module: "M", suite: "C\(c)", name: "t\($0)"), [ScriptedTest.passed(0.1)]) }
+        }
+        let script = Script(bench + others)
+        func run() async throws -> RunReport {
+            let clock = VirtualClock()
+            return try await self.run(script, on: [ScriptedTransport(name: "a", slots: 4, script: script, clock: clock)],
+                                      clock: clock) {
+                $0.historyPath = history.file("history.sqlite")
+                $0.splitClasses = false
+            }.report
+        }
+        let first = try await run()
+        expectEveryTestOnce(first, script)
+        #expect(first.measurements.count == 3)
+        let benchUnit = try #require(first.units.first { $0.suites.contains("M.Bench") }, "\(first.units.map(\.suites))")
+        #expect(benchUnit.suites == ["M.Bench"], "one unit, never cut: \(benchUnit.suites)")
+        let firstMeasured = benchUnit.startedAt + 0.5
+        let end = benchUnit.startedAt + benchUnit.duration
+        let startedDuringHold = first.units.filter { $0.id != benchUnit.id && $0.startedAt > firstMeasured + 1e-6 && $0.startedAt < end }
+        #expect(startedDuringHold.isEmpty, "nothing starts on an agent while a unit there measures: \(startedDuringHold.map(\.suites))")
+        #expect(first.units.contains { $0.startedAt >= end - 1e-6 }, "work was left for after the hold: \(first.units.map { ($0.suites, $0.startedAt) })")
+        let alone = first.measurements.sorted { $0.measurement.test < $1.measurement.test }.map(\.measuredAlone)
+        #expect(alone.first == false, "the first measurement was taken beside other work: \(alone)")
+        #expect(alone.last == true, "once the others ended, nothing else ran beside it: \(alone)")
+
+        let second = try await run()
+        let again = try #require(second.units.first { $0.suites.contains("M.Bench") })
+        #expect(again.suites == ["M.Bench"])
+        for other in second.units where other.id != again.id {
+            let overlap = other.startedAt < again.startedAt + again.duration && again.startedAt < other.startedAt + other.duration
+            #expect(!overlap, "unit \(other.id) (\(other.suites)) ran beside the class the history knows measures")
+        }
+        #expect(second.measurements.count == 3 && second.measurements.allSatisfy { $0.measuredAlone == true })
+    }
+
+    /// A measure test that fails XCTest's deviation rule beside other work is set aside and run again alone, once:
+    /// the alone run is the verdict (a pass is a pass, not a flake), the first attempt stays as context, and a test
+    /// that fails alone too fails.
+    @Test func aMeasurementThatFailedBesideOtherWorkRunsAgainAloneAndThatRunIsTheVerdict() async throws {
+        let clock = VirtualClock()
+        let deviation = "failed: The relative standard deviation of the measurements is 21.000% which is higher than the max allowed of 10.000%."
+        let noisy = TestID(module: "M", suite: "Bench", name: "t0")
+        let broken = TestID(module: "M", suite: "Slow", name: "t0")
+        let others = (0..<6).flatMap { c in
+            (0..<3).map { (TestID(module: "M", suite: "C\(c)", name: "t\($0)"), [ScriptedTest.passed(0.1)]) }
+        }
+        let script = Script([(noisy, [.failed(1.0, message: deviation), .measured(1.0)]),
+                             (broken, [.failed(1.0, message: deviation)])] + others)
+        let outcome = try await run(script, on: [ScriptedTransport(name: "a", slots: 4, script: script, clock: clock)], clock: clock) {
+            $0.splitClasses = false
+            $0.retries = 1
+        }
+        let report = outcome.report
+        expectEveryTestOnce(report, script)
+        let n = try #require(report.results.first { $0.id == noisy })
+        #expect(n.outcome == .passed, "the alone run decides, and a pass after a contended failure is no flake")
+        #expect(n.attempts.count == 2 && n.attempts[0].contended != nil && n.attempts[1].contended == nil)
+        let alone = try #require(report.units.first { $0.id == n.attempts[1].unit })
+        for other in report.units where other.id != alone.id {
+            let overlap = other.startedAt < alone.startedAt + alone.duration && alone.startedAt < other.startedAt + other.duration
+            #expect(!overlap, "unit \(other.id) (\(other.suites)) ran beside the re-measure")
+        }
+        let b = try #require(report.results.first { $0.id == broken })
+        #expect(b.outcome == .failed, "failing alone too is a failure")
+        #expect(b.attempts.count == 3, "set aside, run again alone, then its retry: \(b.attempts.map(\.outcome))")
+        #expect(b.attempts.dropFirst().allSatisfy { $0.contended == nil })
+        for attempt in b.attempts.dropFirst() {
+            let unit = try #require(report.units.first { $0.id == attempt.unit })
+            let beside = report.units.filter {
+                $0.id != unit.id && $0.startedAt < unit.startedAt + unit.duration && unit.startedAt < $0.startedAt + $0.duration
+            }
+            #expect(beside.isEmpty, "the re-measure and its retry are measured alone: \(beside.map(\.suites))")
+        }
+        #expect(outcome.exitCode == .testFailures)
+    }
 }

@@ -10,6 +10,8 @@ public enum ScriptedTest: Sendable, Hashable {
     case crash
     /// Never ends: the unit's time limit stops it.
     case hang
+    /// A `measure` test: after this many seconds it prints its measurement (XCTest on Linux's line) and passes.
+    case measured(Double)
 }
 
 /// The tests of a scripted suite, in the order the binary runs them, and what each does on its 1st, 2nd, … start

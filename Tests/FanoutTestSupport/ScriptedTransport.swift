@@ -143,6 +143,15 @@ public final class ScriptedTransport: Transport {
                 suiteTime[id.suite, default: 0] += seconds
                 failures += 1
                 classFailures[id.suite, default: 0] += 1
+            case .measured(let seconds):
+                if let stop = await wait(seconds, from: began) { return ending(stop) }
+                let value = String(format: "%.6f", seconds / 10)
+                out("/scripted/\(id.suite.module)/\(id.suite.name).swift:1: Test Case '\(test)' measured [Time, seconds] "
+                    + "average: \(value), relative standard deviation: 1.000%, values: [\(Array(repeating: value, count: 10).joined(separator: ", "))], "
+                    + "performanceMetricID:org.swift.XCTPerformanceMetric_WallClockTime, maxPercentRelativeStandardDeviation: 10.000%, "
+                    + "maxStandardDeviation: 0.100")
+                out("Test Case '\(test)' passed (\(String(format: "%.3f", seconds)) seconds)")
+                suiteTime[id.suite, default: 0] += seconds
             case .crash:
                 emit(.output(.stderr, Array("\(id.suite.name).swift:1: Fatal error: scripted crash\n".utf8)))
                 return .signaled(4)

@@ -39,7 +39,7 @@ public enum ConfigFile {
                                              "reports", "history", "record_history", "timeout", "estimate",
                                              "destination", "agents", "known_hosts", "ssh_config", "host_key_policy", "ssh", "retries",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
-                                             "exclusive", "performance", "baselines", "fail_on_perf_regression",
+                                             "exclusive", "not_exclusive", "performance", "baselines", "fail_on_perf_regression",
                                              "quarantine", "selective"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
@@ -115,6 +115,7 @@ public enum ConfigFile {
         if let v = keys["selective"] { try selective(v, into: &settings.selective) }
         if let v = keys["fail_on_perf_regression"] { settings.failOnPerfRegression = try v.bool() }
         if let v = keys["exclusive"] { settings.exclusive = try v.strings() }
+        if let v = keys["not_exclusive"] { settings.notExclusive = try v.strings() }
         if let list = keys["destinations"] {
             settings.destinations = try list.list().map { node throws(FanoutError) in
                 let d = try node.mapping(allowed: ["name", "environment", "arguments", "configuration", "build_flags",

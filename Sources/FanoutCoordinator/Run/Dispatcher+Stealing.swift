@@ -71,7 +71,8 @@ extension Dispatcher {
         let ordered = r.unit.items.sorted { $0.suite < $1.suite }.flatMap(\.testIDs)
         let unstarted = ordered.filter { !r.started.contains($0) }.map { StealPolicy.Pending($0, estimate($0, in: r.unit)) }
         let remaining = r.current.map { max(0, estimate($0.test, in: r.unit) - (now - $0.since)) } ?? 0
-        let stealable = r.twin == nil && !r.isBackup && r.unit.items.allSatisfy(\.canBeCut)
+        // A unit that has printed measurements is measuring: its tests stay in it.
+        let stealable = r.twin == nil && !r.isBackup && !r.measuring && r.unit.items.allSatisfy(\.canBeCut)
         return StealPolicy.Candidate(unit: r.unit.id, unstarted: unstarted, currentRemaining: remaining,
                                      stealable: stealable)
     }

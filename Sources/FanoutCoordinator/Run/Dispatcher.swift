@@ -37,6 +37,13 @@ actor Dispatcher {
     var observed: [String: (sum: Double, count: Int)] = [:]
     var steals: [StealReport] = []
 
+    /// Measured alone (Dispatcher+Measuring.swift): the units that ended on each agent while others there may still
+    /// be measuring, and whether each unit's measurements were taken alone.
+    var endedSpans: [String: [AgentSpan]] = [:]
+    var measuredAlone: [Int: [TestID: Bool]] = [:]
+    /// Tests run again alone after a measurement beside other work failed (once each).
+    var remeasured: Set<TestID> = []
+
     // The agents: which are alive, what each serves, its hardware class, and its cores and memory as it reported
     // them when it was admitted.
     private var liveAgents: Set<String> = []
@@ -65,6 +72,8 @@ actor Dispatcher {
         var cpuRate: Double?
         var lastUsage: (cpu: Double, at: Double)?
         var peakMemory: Int64?
+        /// It printed a measurement: its agent takes nothing else until it ends.
+        var measuring = false
 
         init(unit: WorkUnit, start: Double, agent: String, twin: Int?, isBackup: Bool, takenFrom: Int? = nil) {
             self.unit = unit
@@ -100,10 +109,11 @@ actor Dispatcher {
             let t = clock.now()
             let destinations = serves[slot.agent] ?? []
             let mine = running.values.filter { $0.agent == slot.agent }
-            // An exclusive unit has its agent to itself; it starts only on an agent with nothing running.
+            // An exclusive unit has its agent to itself; it starts only on an agent with nothing running. While it, or
+            // a unit that has printed measurements, runs, nothing else starts there (Dispatcher+Measuring.swift).
             let agentIsIdle = mine.isEmpty
-            let exclusiveRunning = mine.contains { $0.unit.items.contains(where: \.exclusive) }
-            if let part = takeStolenPart(for: slot, serving: destinations, now: t) { return part }
+            let held = isHeldForMeasuring(slot.agent)
+            if !held, let part = takeStolenPart(for: slot, serving: destinations, now: t) { return part }
             let machine = machineState(of: slot.agent)
             let fits: (WorkItem) -> Bool = { [capacity] item in
                 guard let capacity, let machine else { return true }
@@ -111,7 +121,7 @@ actor Dispatcher {
                 return capacity.admits(share: item.startsFirst == true ? nil : item.cpuShare, memory: item.peakMemory,
                                        on: machine)
             }
-            if !exclusiveRunning, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
+            if !held, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
                 destinations.contains($0.destination) && (alone || $0.avoidAgent != slot.agent)
                     && (!$0.exclusive || agentIsIdle) && fits($0)
             }) {
@@ -121,8 +131,8 @@ actor Dispatcher {
             if running.isEmpty { return nil }
             // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
             let saturated = capacity != nil && machine?.isSaturated == true
-            if let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
-            if !saturated, let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
+            if !held, let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
+            if !held, !saturated, let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
             armTimer()
             idle[slot.agent, default: 0] += 1
             await withCheckedContinuation { waiters.append($0) }
@@ -217,6 +227,8 @@ actor Dispatcher {
         var done = finishedUnit
         let me = running.removeValue(forKey: done.unit.id)
         cancellers[done.unit.id] = nil
+        if let me { agentSpanEnded(done.unit.id, agent: me.agent, start: me.start, end: done.endedAt) }
+        let alone = measuredAlone.removeValue(forKey: done.unit.id) ?? [:]
         done.takenFrom = me?.takenFrom
         done.handedOver = handedOver.removeValue(forKey: done.unit.id)?.count ?? 0
         if superseded.contains(done.unit.id) {
@@ -228,12 +240,21 @@ actor Dispatcher {
             superseded.insert(twin)
             cancellers.removeValue(forKey: twin)?()
         }
-        ledger.record(done, agentHardwareClass: hardware[done.slot.agent])
+        // A measure test that failed XCTest's deviation rule beside other work runs again, alone (not a retry).
+        let remeasure = stopped || huntOver ? [] : RemeasurePolicy().items(for: done.unit, result: done.result,
+                                                                           measuredAlone: alone, alreadyRemeasured: remeasured)
+        let contended = Set(remeasure.flatMap(\.testIDs))
+        remeasured.formUnion(contended)
+        ledger.record(done, agentHardwareClass: hardware[done.slot.agent], measuredAlone: alone, contended: contended)
         let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.slot.agent,
                                   stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget),
-                                  retry: RetryPolicy(retries: retries))
+                                  retry: RetryPolicy(retries: retries), remeasured: contended)
         ledger.record(after, of: done)
-        scheduler.requeue(after.requeue)
+        scheduler.requeue(after.requeue + remeasure)
+        for test in contended.sorted() {
+            ledger.warn("\(test): its measurement failed XCTest's deviation rule while other work shared \(done.slot.agent); "
+                + "it runs again alone, and that run is its verdict (the first attempt is kept as context)")
+        }
         // `--until-failure`: the first failure ends the hunt. Nothing new starts; the units running finish, so every
         // repetition before the failing one has run.
         if untilFailure, !huntOver, done.result.attempts.contains(where: { $0.value.outcome.isFailure }) {

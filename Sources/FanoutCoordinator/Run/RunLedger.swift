@@ -61,7 +61,8 @@ struct RunLedger: Sendable {
     }
 
     /// A unit that ended and counts: its attempts, its start-up overhead, its measurements and its problem.
-    mutating func record(_ done: FinishedUnit, agentHardwareClass: String?) {
+    mutating func record(_ done: FinishedUnit, agentHardwareClass: String?, measuredAlone: [TestID: Bool] = [:],
+                         contended: Set<TestID> = []) {
         if case .exited = done.ending, !done.result.suiteDurations.isEmpty {
             let start = max(0, (done.endedAt - done.startedAt) - done.result.suiteDurations.values.reduce(0, +))
             overheads[done.slot.agent, default: (0, 0)].sum += start
@@ -70,15 +71,24 @@ struct RunLedger: Sendable {
         finished.append(done)
         let destination = done.unit.destination
         for (id, found) in done.result.attempts.sorted(by: { $0.key < $1.key }) {
+            var found = found
+            if contended.contains(id) {
+                found.contended = "its measurement failed XCTest's deviation rule while other work shared its agent: "
+                    + "it ran again alone, and that run is its verdict"
+            }
             let attempt = add(found, of: id, in: done)
             // Ended tests were reported live as their lines arrived; crashes and time-outs are known only now.
             if attempt.outcome == .crashed || attempt.outcome == .timedOut {
                 testEnded(id, attempt, destination: destination)
             }
         }
-        for m in done.result.measurements {
+        // A contended test's measurement (taken beside other work, failed, run again alone) is not kept: the
+        // alone run's is, and baselines and trends see only that one. Its numbers stay in the attempt's issue.
+        for m in done.result.measurements where !contended.contains(m.test) {
+            // A measurement whose arrival the dispatcher did not see is not claimed to have been taken alone.
             measurements.append(MeasurementRecord(destination: destination, agent: done.slot.agent, measurement: m,
-                                                  hardwareClass: deviceClasses[destination] ?? agentHardwareClass))
+                                                  hardwareClass: deviceClasses[destination] ?? agentHardwareClass,
+                                                  measuredAlone: measuredAlone[m.test] ?? false))
         }
         if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
     }

@@ -89,9 +89,10 @@ struct RunPreparation: Sendable {
         }
 
         var warnings: [String] = []
-        let histories = readHistories(destinations.map(\.name), warnings: &warnings)
+        let (histories, measured) = readHistories(destinations.map(\.name), warnings: &warnings)
         let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
-        let exclusive = try ClassPatterns(settings.exclusive, option: "exclusive")
+        let exclusive = try PerformanceClasses(settings: settings, measured: measured,
+                                               fromSources: PerformanceClasses.measuringInSources(of: settings))
         // With shards, a class is split for every job's slots (every job has the same), so that its groups spread
         // over shards.
         let splitter = MethodSplitter(slots: slotCount * (settings.shard?.count ?? 1), overhead: settings.invocationOverhead,
@@ -112,6 +113,12 @@ struct RunPreparation: Sendable {
                 mine[i].peakMemory = history.peakMemory[mine[i].suite]
             }
             items += mine
+        }
+        let alone = Set(items.filter(\.exclusive).map(\.suite)).sorted()
+        if !alone.isEmpty {
+            let shown = alone.prefix(5).map { "\($0) (\(exclusive.why($0) ?? ""))" }
+            progress(.phase("measured alone, nothing else on their agent while they run: \(shown.joined(separator: ", "))"
+                + (alone.count > 5 ? " and \(alone.count - 5) more" : "")))
         }
         var shards: [[WorkItem]]?
         if let shard = settings.shard {
@@ -205,19 +212,23 @@ struct RunPreparation: Sendable {
     }
 
     /// Each destination's own timing history (estimates, flakiness and baselines never mix destinations).
-    private func readHistories(_ destinations: [String], warnings: inout [String]) -> [String: TimingHistory] {
+    /// Each destination's timing history, and the classes that have measured (performance classes).
+    private func readHistories(_ destinations: [String], warnings: inout [String])
+        -> ([String: TimingHistory], Set<SuiteID>)
+    {
         var out = Dictionary(uniqueKeysWithValues: destinations.map { ($0, TimingHistory.empty($0)) })
-        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return out }
+        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return (out, []) }
         do {
             let (store, notes) = try HistoryStore.open(at: settings.historyPath)
             warnings += notes
             // Other destinations known to the history lend their times to classes never run on these.
             let known = Set(try store.recentRuns(limit: 50).flatMap(\.destinations)).union(destinations)
             for d in known { out[d] = try store.timingHistory(destination: d, window: settings.historyWindow) }
+            return (out, try store.measuringClasses())
         } catch {
             warnings.append("timing history not used: \(error)")
         }
-        return out
+        return (out, [])
     }
 
     /// A short digest that is the same in every process (FNV-1a, 64-bit): Swift's `hashValue` is seeded per process,

@@ -93,8 +93,12 @@ public struct RunSettings: Sendable, Hashable {
     /// `--destination NAME` (repeatable): run only these of the configured destinations (default: all).
     public var selectedDestinations: [String] = []
     /// Classes (regexes over `Module.Class`) that run alone on their agent, so other work does not distort their
-    /// measurements: performance tests by default.
+    /// measurements: performance tests by default. Besides these, every class the history saw measure and every
+    /// class whose sources call `measure` runs alone (README "Performance tests").
     public var exclusive: [String] = ["(?i)performance"]
+    /// Classes (regexes over `Module.Class`) that are not performance classes whatever the history, their sources
+    /// or their names say: they share their agent like any other (`not_exclusive:`).
+    public var notExclusive: [String] = []
     /// Remote agents over SSH. Empty: the embedded default, `slots` local slots.
     public var agents: [SSHAgentSpec] = []
     public var ssh = SSHSettings()
@@ -165,6 +169,7 @@ public struct RunSettings: Sendable, Hashable {
         }
         _ = try activeDestinations()
         _ = try ClassPatterns(exclusive, option: "exclusive")
+        _ = try ClassPatterns(notExclusive, option: "not_exclusive")
         guard ["debug", "release"].contains(configuration) else {
             throw FanoutError("unknown build configuration '\(configuration)'", hint: "Use debug or release.")
         }

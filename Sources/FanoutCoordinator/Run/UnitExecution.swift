@@ -118,6 +118,7 @@ struct UnitExecution: Sendable {
                     switch event {
                     case .started(let id): watch.started(id, at: now())
                     case .ended(let id, _, _, _): watch.ended(id, at: now())
+                    case .measured(let m): await state.unitMeasured(unit.id, test: m.test, now: now())
                     default: break
                     }
                     if let (id, attempt) = collector.consume(event), expected.contains(id) {

@@ -254,15 +254,19 @@ public struct MeasurementRecord: Codable, Sendable, Hashable {
     /// Earlier runs' results of the same test and metric on this destination and hardware class, from the timing
     /// history. Nil when no history was read (none yet, or a report written before trends existed).
     public var trend: PerformanceTrend?
+    /// Whether nothing else ran on its agent from its test's start to the measurement. Nil in reports written
+    /// before Fanout said.
+    public var measuredAlone: Bool?
 
     public init(destination: String, agent: String, measurement: Measurement, hardwareClass: String? = nil,
-                verdict: PerformanceVerdict? = nil, trend: PerformanceTrend? = nil) {
+                verdict: PerformanceVerdict? = nil, trend: PerformanceTrend? = nil, measuredAlone: Bool? = nil) {
         self.destination = destination
         self.agent = agent
         self.measurement = measurement
         self.hardwareClass = hardwareClass
         self.verdict = verdict
         self.trend = trend
+        self.measuredAlone = measuredAlone
     }
 }
 

@@ -18,6 +18,10 @@ public struct Attempt: Hashable, Codable, Sendable {
     /// given (a test that draws random input from it replays it with `FANOUT_SEED=<seed>`).
     public var repetition: Int?
     public var seed: Int?
+    /// Why this attempt is not the test's verdict although it ran: its measurement failed XCTest's deviation rule
+    /// while other work shared its agent, and the test ran again alone (README "Performance tests"). Kept as
+    /// context; nil for every other attempt.
+    public var contended: String?
 
     public init(outcome: Outcome, duration: Double, issues: [Issue] = [], skipReason: String? = nil, unit: Int,
                 agent: String, diagnostics: String? = nil) {

@@ -40,19 +40,24 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// The failed tests of this unit that have retries left, one item per class, to avoid `agent`. Only those tests
-    /// run again; the rest of their class is not repeated.
-    public func items(for unit: WorkUnit, result: UnitResult, agent: String) -> [WorkItem] {
+    /// run again; the rest of their class is not repeated. `excluding`: tests that run again anyway (alone, by
+    /// `RemeasurePolicy`), not on a retry.
+    public func items(for unit: WorkUnit, result: UnitResult, agent: String, excluding: Set<TestID> = []) -> [WorkItem] {
         guard retries > 0 else { return [] }
         var items: [WorkItem] = []
         for item in unit.items {
             let failed = item.tests.filter { name in
-                result.attempts[TestID(suite: item.suite, name: name)]?.outcome.isFailure == true
+                let id = TestID(suite: item.suite, name: name)
+                return result.attempts[id]?.outcome.isFailure == true && !excluding.contains(id)
             }
             guard !failed.isEmpty, item.retry < retries else { continue }
             let seconds = failed.reduce(0.0) { $0 + (result.attempts[TestID(suite: item.suite, name: $1)]?.duration ?? 0) }
-            items.append(WorkItem(suite: item.suite, framework: item.framework, destination: item.destination,
-                                  tests: failed, isWholeSuite: false, estimate: max(seconds, 0.01), source: item.source,
-                                  retry: item.retry + 1, avoidAgent: agent))
+            var again = WorkItem(suite: item.suite, framework: item.framework, destination: item.destination,
+                                 tests: failed, isWholeSuite: false, estimate: max(seconds, 0.01), source: item.source,
+                                 retry: item.retry + 1, avoidAgent: agent)
+            // A performance class's retry is measured alone too.
+            again.exclusive = item.exclusive
+            items.append(again)
         }
         return items
     }
@@ -79,7 +84,7 @@ public struct UnitAftermath: Sendable, Hashable {
     /// - Parameters:
     ///   - stopping: the run is being interrupted: nothing is re-queued or retried.
     public init(unit: WorkUnit, result: UnitResult, ending: UnitEnding, agent: String, stopping: Bool,
-                requeue policy: RequeuePolicy, retry: RetryPolicy) {
+                requeue policy: RequeuePolicy, retry: RetryPolicy, remeasured: Set<TestID> = []) {
         let stoppingHere = stopping || ending == .cancelled
         missing = result.missing.map { id in
             NotRun(test: id, attempt: Attempt(
@@ -103,6 +108,6 @@ public struct UnitAftermath: Sendable, Hashable {
             }
         }
         self.abandoned = abandoned
-        requeue = back + (stopping ? [] : retry.items(for: unit, result: result, agent: agent))
+        requeue = back + (stopping ? [] : retry.items(for: unit, result: result, agent: agent, excluding: remeasured))
     }
 }

@@ -5,8 +5,12 @@ public enum Verdict {
     // MARK: - Tests and classes
 
     /// A test's final outcome. Under `--repeat`, its outcome over the repetitions (`RepeatStats.outcome`); else the
-    /// last attempt decides, and a pass after a failure is flaky. No attempt: not run.
+    /// last attempt decides, and a pass after a failure is flaky. No attempt: not run. An attempt set aside as
+    /// `contended` (a measurement that failed beside other work, run again alone) is no evidence either way while
+    /// the attempt that replaced it is there.
     public static func test(_ attempts: [Attempt]) -> Outcome {
+        let counted = attempts.filter { $0.contended == nil }
+        let attempts = counted.isEmpty ? attempts : counted
         if RepeatStats(attempts) != nil { return RepeatStats.outcome(attempts) }
         guard let last = attempts.last?.outcome else { return .notRun }
         if last == .passed, attempts.dropLast().contains(where: { $0.outcome.isFailure }) { return .flaky }

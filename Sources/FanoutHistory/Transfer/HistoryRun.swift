@@ -273,7 +273,8 @@ extension HistoryRun {
             },
             tests: report.results.map { test in
                 TestRun(destination: test.destination, id: test.id, framework: test.framework, outcome: test.outcome,
-                        attempts: test.attempts.map { attempt in
+                        // A contended attempt (set aside, run again alone) says nothing of the test: no flake.
+                        attempts: test.attempts.filter { $0.contended == nil || test.attempts.allSatisfy { $0.contended != nil } }.map { attempt in
                             TestAttempt(outcome: attempt.outcome, duration: attempt.duration, agent: attempt.agent,
                                         unit: attempt.unit,
                                         failure: attempt.issues.first(where: \.isFailure)?.message,

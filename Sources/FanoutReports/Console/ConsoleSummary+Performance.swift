@@ -19,6 +19,10 @@ extension ConsoleSummary {
             if recorded > 0 { parts.append("\(recorded) recorded (no baseline)") }
             heading += ": " + parts.joined(separator: ", ")
         }
+        let alone = report.measurements.filter { $0.measuredAlone == true }.count
+        if report.measurements.contains(where: { $0.measuredAlone != nil }) {
+            heading += alone == report.measurements.count ? " · all taken alone" : " · \(alone) taken alone"
+        }
         out.plain(heading)
         let records = report.measurements.sorted {
             (context.rank($0.destination), $0.measurement.test, $0.measurement.metric)
@@ -30,6 +34,7 @@ extension ConsoleSummary {
             var place = context.destinations.count > 1 ? " · \(record.destination)" : ""
             if hardwareClasses.count > 1 { place += " · \(record.hardwareClass ?? "unknown hardware")" }
             var text = "\(m.test)\(place): \(PerformanceFacts.measured(m))"
+            if record.measuredAlone == false { text += " · taken beside other work" }
             guard let verdict = record.verdict else {
                 out.wrapped(text, indent: "  ", continuation: "      ")
                 continue

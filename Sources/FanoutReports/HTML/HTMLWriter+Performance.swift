@@ -23,7 +23,7 @@ extension HTMLWriter {
         for group in groups {
             out += "<h3>\(e(group[0].destination, line: true)) · \(e(group[0].hardwareClass ?? "hardware class unknown", line: true))</h3>\n"
                 + "<table class=\"performance\"><thead><tr><th>test</th><th>metric</th><th>average</th><th>RSD</th>"
-                + "<th>values</th><th>verdict</th><th>baseline</th><th>agent</th></tr></thead><tbody>\n"
+                + "<th>values</th><th>verdict</th><th>baseline</th><th>agent</th><th>taken</th></tr></thead><tbody>\n"
             for record in group {
                 let m = record.measurement
                 let verdictClass = record.verdict.map { $0.kind.rawValue } ?? "recorded"
@@ -33,7 +33,8 @@ extension HTMLWriter {
                     + "<td>\(HTMLTimeline.sparkline(m.values, unit: m.unit))</td>"
                     + "<td class=\"verdict-\(verdictClass)\">\(e(record.verdict.map { PerformanceFacts.short($0, unit: m.unit) } ?? "not judged", line: true))</td>"
                     + "<td>\(e(record.verdict?.baselineAverage.map { PerformanceText.value($0, unit: m.unit) } ?? "—", line: true))</td>"
-                    + "<td>\(e(record.agent, line: true))</td></tr>\n"
+                    + "<td>\(e(record.agent, line: true))</td>"
+                    + "<td>\(record.measuredAlone.map { $0 ? "alone" : "beside other work" } ?? "—")</td></tr>\n"
             }
             out += "</tbody></table>\n"
             // Trends, regressions first: a chart per metric with earlier runs or a baseline to compare with.
