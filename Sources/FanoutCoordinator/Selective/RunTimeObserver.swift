@@ -13,7 +13,7 @@ import Foundation
 ///   as not observed, and so does a test process that never loaded it (a static test binary).
 /// - **strace** with a seccomp filter (`--seccomp-bpf`): the kernel stops the process at each file-system call and
 ///   at each new thread or process; `-f` follows every child, and `-y` names each call's folder, so a relative path
-///   is known in full. It also sees direct system calls, but costs 13–30 % of a run's wall (BENCHMARKS.md).
+///   is known in full. It also sees direct system calls, but costs 15–24 % of a recording run's wall (BENCHMARKS.md).
 ///
 /// It runs on local slots only: an SSH agent's paths are not the package's, and a test run there counts as not
 /// observed (the safe rule).
