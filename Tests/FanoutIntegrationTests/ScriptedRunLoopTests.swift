@@ -247,4 +247,28 @@ import Testing
         }
         #expect(outcome.exitCode == .testFailures)
     }
+
+    /// `not_exclusive` says a class is not a performance class: what it prints holds nothing, even known from history.
+    @Test func aClassSaidNotToBeAPerformanceClassSharesItsAgent() async throws {
+        let history = try TempDir()
+        let bench = (0..<3).map { (TestID(module: "M", suite: "Bench", name: "t\($0)"), [ScriptedTest.measured(0.5)]) }
+        let others = (0..<12).flatMap { c in
+            (0..<6).map { (TestID(module: "M", suite: "C\(c)", name: "t\($0)"), [ScriptedTest.passed(0.1)]) }
+        }
+        let script = Script(bench + others)
+        for round in 1...2 {
+            let clock = VirtualClock()
+            let report = try await run(script, on: [ScriptedTransport(name: "a", slots: 4, script: script, clock: clock)],
+                                       clock: clock) {
+                $0.historyPath = history.file("history.sqlite")
+                $0.splitClasses = false
+                $0.notExclusive = ["^M\\.Bench$"]
+            }.report
+            let b = try #require(report.units.first { $0.suites.contains("M.Bench") })
+            let beside = report.units.filter {
+                $0.id != b.id && $0.startedAt > b.startedAt + 0.5 + 1e-6 && $0.startedAt < b.startedAt + b.duration
+            }
+            #expect(!beside.isEmpty, "round \(round): other work started beside it: \(report.units.map { ($0.suites, $0.startedAt) })")
+        }
+    }
 }

@@ -75,6 +75,17 @@ import Testing
         #expect(Set(verbose.map(\.id)) == Set(suites.map(\.id)), "source locations are not part of the name")
     }
 
+    /// A binary without Swift Testing answers `--testing-library swift-testing --list-tests` with XCTest's listing
+    /// (seen on weichsel/ZIPFoundation 0.9.20): before, its header became a phantom test `xctest:` that every run
+    /// reported not run (exit 3 on a green suite).
+    @Test func xctestsOwnListingIsNotSwiftTestingTests() throws {
+        let listing = try Captures.text("swift-testing-list-xctest-only.txt")
+        #expect(listing.hasPrefix("Listing 111 tests in debug.xctest:"))
+        #expect(try SwiftTestingRunner().parseListing(listing).isEmpty)
+        #expect(SwiftTestingNames.isXCTestListingHeader("Listing 1 test in debug.xctest:"))
+        #expect(!SwiftTestingNames.isXCTestListingHeader("DemoKitTests.Listing/tests()"))
+    }
+
     @Test func filtersAreAnchoredAndEscaped() {
         var u = unit([("DemoKitTests", "MathSuite"), ("DemoKitTests", "StringSuite/Unicode")], framework: .swiftTesting)
         #expect(SwiftTestingRunner.filters(for: u) == ["^DemoKitTests\\.MathSuite/", "^DemoKitTests\\.StringSuite/Unicode/"])

@@ -14,7 +14,9 @@ extension Dispatcher {
     /// marked alone or not.
     func unitMeasured(_ unit: Int, test: TestID, now: Double) {
         guard let me = running[unit] else { return }
-        if !me.measuring { running[unit]?.measuring = true }
+        // A class said not to be a performance class (`not_exclusive`) holds nothing.
+        let shared = me.unit.items.contains { $0.suite == test.suite && $0.shared }
+        if !me.measuring && !shared { running[unit]?.measuring = true }
         let since = me.current?.test == test ? me.current?.since ?? me.start : me.start
         let others = running.contains { $0.key != unit && $0.value.agent == me.agent }
         let overlapped = (endedSpans[me.agent] ?? []).contains { $0.unit != unit && $0.end > since && $0.start < now }

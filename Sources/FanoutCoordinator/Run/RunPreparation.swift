@@ -108,6 +108,7 @@ struct RunPreparation: Sendable {
             var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
             for i in mine.indices {
                 if exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
+                if exclusive.notExclusive.matches(mine[i].suite) { mine[i].shared = true }
                 if keepWhole.matches(mine[i].suite) { mine[i].keepWhole = true }
                 mine[i].cpuShare = history.cpuShare[mine[i].suite]
                 mine[i].peakMemory = history.peakMemory[mine[i].suite]

@@ -54,6 +54,9 @@ public struct WorkItem: Hashable, Codable, Sendable {
     public var avoidAgent: String?
     /// Runs alone on its agent (performance tests): nothing else runs there meanwhile, so nothing distorts it.
     public var exclusive: Bool = false
+    /// `not_exclusive`: not a performance class whatever it prints: its measurements neither hold its agent nor
+    /// run again alone.
+    public var shared: Bool = false
     /// Never cut (`keep_whole`: the class's set-up is expensive): not split by methods, never stolen from.
     public var keepWhole: Bool = false
     /// Cores its class used while it ran, from history (CPU seconds / wall seconds; nil: never measured), and the

@@ -20,7 +20,7 @@ public struct RemeasurePolicy: Sendable, Hashable {
     public func items(for unit: WorkUnit, result: UnitResult, measuredAlone: [TestID: Bool],
                       alreadyRemeasured: Set<TestID>) -> [WorkItem] {
         var out: [WorkItem] = []
-        for item in unit.items {
+        for item in unit.items where !item.shared {
             let names = item.tests.filter { name in
                 let id = TestID(suite: item.suite, name: name)
                 guard let attempt = result.attempts[id], Self.failedByDeviation(attempt) else { return false }

@@ -57,6 +57,7 @@ public struct RetryPolicy: Sendable, Hashable {
                                  retry: item.retry + 1, avoidAgent: agent)
             // A performance class's retry is measured alone too.
             again.exclusive = item.exclusive
+            again.shared = item.shared
             items.append(again)
         }
         return items

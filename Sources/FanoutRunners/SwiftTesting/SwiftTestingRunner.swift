@@ -15,6 +15,10 @@ public struct SwiftTestingRunner: TestRunner {
 
     /// Lines `Module.Suite/test()` (nested suites: `Module.Outer/Inner/test()`).
     public func parseListing(_ output: String) throws(ListingError) -> [TestSuite] {
+        // A test binary without Swift Testing (an older swift-tools-version) is XCTest's main: it ignores
+        // `--testing-library` and prints XCTest's own listing under its header (`Listing 111 tests in debug.xctest:`).
+        // None of it is a Swift Testing test: the header would become a phantom test, the rest twins of XCTest's.
+        if output.split(whereSeparator: \.isNewline).contains(where: SwiftTestingNames.isXCTestListingHeader) { return [] }
         var suites: [SuiteID: [String]] = [:]
         var order: [SuiteID] = []
         for raw in output.split(whereSeparator: \.isNewline) {
@@ -80,6 +84,13 @@ enum SwiftTestingNames {
         guard let name = parts.last, !name.isEmpty else { return nil }
         let suite = ([rest] + parts.dropFirst().dropLast()).joined(separator: "/")
         return TestID(module: module, suite: suite, name: name)
+    }
+
+    /// XCTest's `Listing 111 tests in debug.xctest:` (`1 test` for one).
+    static func isXCTestListingHeader(_ line: Substring) -> Bool {
+        let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+        return words.count >= 5 && words[0] == "Listing" && Int(words[1]) != nil && (words[2] == "tests" || words[2] == "test")
+            && words[3] == "in" && line.hasSuffix(":")
     }
 
     /// `File.swift:12:5`
