@@ -107,8 +107,8 @@ static void blind(const char *why) {
 // The folder a relative path is in: the working folder, or the one `dirfd` is open on. 0 when unknown.
 static size_t base_of(int dirfd, char *buf, size_t cap) {
     if (dirfd == AT_FDCWD) {
-        long n = syscall(SYS_getcwd, buf, cap);
-        return n > 1 ? (size_t)n - 1 : (n == 1 ? 0 : 0);
+        long n = syscall(SYS_getcwd, buf, cap); // the length with its NUL
+        return n > 1 ? (size_t)n - 1 : 0;
     }
     char link[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);

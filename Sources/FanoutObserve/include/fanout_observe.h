@@ -12,7 +12,7 @@
 #ifndef FANOUT_OBSERVE_H
 #define FANOUT_OBSERVE_H
 
-/// The record format's version (RunTimeObserver checks it at its probe).
+/// The record format's version: 1, the records above (PreloadRecords in RunTimeObserver.swift reads them).
 int fanout_observe_version(void);
 
 #endif
