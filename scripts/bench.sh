@@ -53,6 +53,14 @@
 #                                          oracle), by Fanout (first run, warm) and by `swift test --parallel`, K rounds (3 by
 #                                          default), every verdict checked; their results replace the real suites of
 #                                          docs/bench-results.json, and BENCHMARKS.md is written from it. Not run in CI.
+#   scripts/bench.sh --performance [--repeat K]
+#                                          suites with XCTest measure tests (the Benchmarks fixture, Yams 6.2.2,
+#                                          ZIPFoundation 0.9.20, cloned into $BENCH_DIR/performance): serially by `swift
+#                                          test` (the verdict oracle), by Fanout (first run; warm, performance classes
+#                                          measured alone; warm with `not_exclusive: ['.*']`, nothing alone) on 8 slots, K
+#                                          rounds (default 3), every verdict checked and every measurement's measuredAlone
+#                                          counted. Results in $BENCH_DIR/results/performance-*.json; `fanout-bench report
+#                                          --results $BENCH_DIR/results --update` puts them into BENCHMARKS.md.
 #   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
 #                                          only that generated suite (as in --full; repeatable), and with --cases only
 #                                          those local strategies (`fanout-bench suite --help`); its results go to
@@ -64,7 +72,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
@@ -74,6 +82,7 @@ while (($#)); do
     --hunt) hunt=1; shift ;;
     --selective) selective=1; shift ;;
     --mutations) mutations=1; shift ;;
+    --performance) performance=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -153,6 +162,15 @@ if ((mutations)); then
       --json "$bench_dir/results/mutation-timings-$name.json" || status=1
   done
   exit "$status"
+fi
+
+# ---- --performance: measure tests alone and beside other work (fanout-bench performance), apart from --full -------
+if ((performance)); then
+  swift build -c release --product fanout-bench >/dev/null
+  bench="$(swift build -c release --show-bin-path)/fanout-bench"
+  mkdir -p "$bench_dir/results"
+  exec "$bench" performance --fanout "$fanout" --dir "$bench_dir" --repo "$root" \
+    --repeats "$((repeat > 1 ? repeat : 3))" --json-dir "$bench_dir/results"
 fi
 
 # ---- --real: public packages' own suites (fanout-bench real), apart from --full ------------------------------------

@@ -216,6 +216,14 @@ struct BenchRun: Codable, Sendable {
     var selective: SelectiveResult? = nil
     /// Selective testing by mutation of real packages (`fanout-bench selective-mutations`), when measured.
     var mutations: MutationsResult? = nil
+    /// Suites with measure tests, with and without measuring alone (`fanout-bench performance`), when measured.
+    var performance: PerformanceResult? = nil
+}
+
+/// `fanout-bench performance` on its packages, with when, where and how it was measured.
+struct PerformanceResult: Codable, Sendable {
+    var measured: String
+    var suites: [PerformanceSuiteResult]
 }
 
 /// `fanout-bench selective-mutations` on real packages: the mutations (run side by side) and, measured apart on a

@@ -16,6 +16,8 @@ struct FanoutReportFile: Decodable {
         var outcome: String
         var duration: Double
         var issues: [Issue]?
+        /// Why this attempt is not the verdict: a measurement taken beside other work, run again alone.
+        var contended: String?
     }
     struct Issue: Decodable {
         var kind: String
@@ -62,7 +64,17 @@ struct FanoutReportFile: Decodable {
         var cores: Int?
     }
 
+    struct Measured: Decodable {
+        struct Values: Decodable {
+            var test: ID
+        }
+        var measurement: Values
+        var measuredAlone: Bool?
+    }
+
     var results: [Result]
+    /// Every `measure {}` result (absent in reports written before Fanout kept them).
+    var measurements: [Measured]?
     var classes: [Class]
     var units: [Unit]
     var agents: [Agent]

@@ -185,6 +185,7 @@ enum MarkdownReport {
             + huntSection(run.hunt)
             + selectiveSection(run.selective)
             + mutationsSection(run.mutations)
+            + performanceSection(run.performance)
     }
 
     /// Selective testing's promise checked by mutation on real packages (`fanout-bench selective-mutations`,

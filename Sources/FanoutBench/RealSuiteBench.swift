@@ -98,16 +98,7 @@ struct RealSuiteBench {
         let (source, work, name, slots) = (source, work, package.name, slots)
 
         let serialCase: @Sendable (Int) async -> CaseResult = { round in
-            // The oracle: XCTest one test after the other, and Swift Testing without its in-process parallelism.
-            let xunit = "\(work)/serial-\(round).xml"
-            let r = await Processes.run("swift", ["test", "--package-path", source, "--skip-build", "--no-parallel",
-                                                  "--xunit-output", xunit] + skipSwiftTest, timeout: 3600)
-            try? (r.stdout + r.stderr).write(toFile: "\(work)/serial-\(round).log", atomically: true, encoding: .utf8)
-            let verdicts = SwiftTestVerdicts.read(xunit, console: r.stdout, modules: modules)
-            await log.recordSerial(round: round, verdicts.all)
-            return Self.swiftTestCase(r, verdicts: verdicts.all, strategy: "swift-test-serial",
-                                      label: "`swift test` (serial: the verdict oracle)", slots: 1,
-                                      oracle: await log.oracle)
+            await Self.serialRound(round, source: source, work: work, skip: skipSwiftTest, modules: modules, log: log)
         }
         let cases: [@Sendable (Int) async -> CaseResult] = [{ round in
             // A first run: a history file that does not exist yet. It records, so round 1 warms the warm history.
@@ -238,6 +229,20 @@ struct RealSuiteBench {
     }
 
     // MARK: - Cases
+
+    /// One round of the oracle: XCTest one test after the other, and Swift Testing without its in-process
+    /// parallelism (`swift test --no-parallel`); its verdicts go to `log` (round 1's are the oracle).
+    static func serialRound(_ round: Int, source: String, work: String, skip: [String], modules: [String: String],
+                            log: VerdictLog) async -> CaseResult {
+        let xunit = "\(work)/serial-\(round).xml"
+        let r = await Processes.run("swift", ["test", "--package-path", source, "--skip-build", "--no-parallel",
+                                              "--xunit-output", xunit] + skip, timeout: 3600)
+        try? (r.stdout + r.stderr).write(toFile: "\(work)/serial-\(round).log", atomically: true, encoding: .utf8)
+        let verdicts = SwiftTestVerdicts.read(xunit, console: r.stdout, modules: modules)
+        await log.recordSerial(round: round, verdicts.all)
+        return swiftTestCase(r, verdicts: verdicts.all, strategy: "swift-test-serial",
+                             label: "`swift test` (serial: the verdict oracle)", slots: 1, oracle: await log.oracle)
+    }
 
     static func fanoutCase(_ runner: SuiteBench, bin: String, history: String, reportDir: String, extra: [String],
                            strategy: String, label: String, round: Int, log: VerdictLog) async -> CaseResult {

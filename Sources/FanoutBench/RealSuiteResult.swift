@@ -12,6 +12,8 @@ struct RealPackage: Codable, Sendable, Hashable {
     var skipReason: String? = nil
     /// Why its tests' temporary files go to tmpfs (`TMPDIR`, for every runner alike), when they do.
     var tmpfs: String? = nil
+    /// A folder of this repository to copy instead of a clone (a fixture package), relative to its root.
+    var local: String? = nil
 
     var name: String { String(repo.split(separator: "/").last ?? Substring(repo)) }
     var url: String { "https://github.com/\(repo)" }
@@ -27,6 +29,23 @@ struct RealPackage: Codable, Sendable, Hashable {
                     kind: "waiting: an HTTP server's Swift Testing suites on loopback sockets, with timeouts and sleeps"),
         RealPackage(repo: "apple/swift-collections", tag: "1.6.0",
                     kind: "computing and skewed: exhaustive checks of data structures, a few classes far longer than the rest"),
+    ]
+}
+
+extension RealPackage {
+    /// The packages of `fanout-bench performance`: suites with XCTest `measure` tests in classes not named
+    /// "performance", run with and without their performance classes measured alone.
+    static let measuring: [RealPackage] = [
+        RealPackage(repo: "fanout/Benchmarks", tag: "fixture",
+                    kind: "this repository's fixture (Tests/Fixtures/Benchmarks): 3 measure tests in SortBenchmarks, "
+                        + "stable alone, noisy beside the CPU bursts of its 6 Load classes",
+                    local: "Tests/Fixtures/Benchmarks"),
+        RealPackage(repo: "jpsim/Yams", tag: "6.2.2",
+                    kind: "a YAML parser: 6 measure tests in a class named PerformanceTests (the old name rule knew it too), "
+                        + "beside a few hundred short tests"),
+        RealPackage(repo: "weichsel/ZIPFoundation", tag: "0.9.20",
+                    kind: "ZIP archives: 5 measure tests in an extension of its largest class (ZIPFoundationTests), "
+                        + "beside file-heavy tests; one test fails in its own serial run"),
     ]
 }
 

@@ -79,6 +79,16 @@ struct Report: AsyncParsableCommand {
                     .map { try JSONFiles.read(SelectiveMutations.Results.self, from: "\(results)/\($0)") }
                 base.mutations = MutationsResult(measured: "\(m.date), \(m.commit), by `\(command)`", runs: runs, timings: timings)
             }
+            // Suites with measure tests (`scripts/bench.sh --performance`: results/performance-*.json) likewise.
+            let measuring = try files.filter { $0.hasPrefix("performance-") && $0.hasSuffix(".json") }
+                .map { try JSONFiles.read(PerformanceSuiteResult.self, from: "\(results)/\($0)") }
+            if !measuring.isEmpty {
+                let order = RealPackage.measuring.map(\.name)
+                base.performance = PerformanceResult(
+                    measured: "\(m.date), \(m.commit), by `\(command)`",
+                    suites: measuring.sorted { (order.firstIndex(of: $0.package.name) ?? order.count)
+                        < (order.firstIndex(of: $1.package.name) ?? order.count) })
+            }
             // Real suites measured apart (`fanout-bench real --json-dir DIR`) replace those of the same packages.
             run = base.replacingRealSuites(try base.withRealSuites(from: results, keeping: data).realSuites ?? [])
         } else if let results {
@@ -89,6 +99,7 @@ struct Report: AsyncParsableCommand {
             full.hunt = kept?.hunt
             full.selective = kept?.selective
             full.mutations = kept?.mutations
+            full.performance = kept?.performance
             run = full
         } else {
             throw ValidationError("give --results DIR (a benchmark run's results) or --from FILE (its data file)")

@@ -18,6 +18,23 @@ import Testing
         #expect(s.isEmpty)
     }
 
+    /// A class measured alone holds its whole agent: it goes first (warm and first runs), the longest of them first,
+    /// so the agent is idle when it is taken and no slot waits for a drain later.
+    @Test func classesMeasuredAloneGoFirstLongestFirst() {
+        var warm = [item("M", "Long", 30), item("M", "Bench", 2), item("M", "Mid", 10), item("M", "Perf", 5)]
+        warm[1].exclusive = true
+        warm[3].exclusive = true
+        var s = Scheduler(items: warm, options: SchedulerOptions(slots: 1, overhead: 0))
+        #expect((0..<4).compactMap { _ in s.next(now: 0)?.items.first?.suite.name } == ["Perf", "Bench", "Long", "Mid"])
+
+        var guessed = [item("M", "Whole", 30, tests: 1), item("M", "Bench", 2, tests: 9), item("M", "Many", 40, tests: 20)]
+        for i in guessed.indices { guessed[i].source = .noHistory(secondsPerTest: 1) }
+        guessed[0].keepWhole = true
+        guessed[1].exclusive = true
+        var first = Scheduler(items: guessed, options: SchedulerOptions(slots: 1, overhead: 0))
+        #expect(first.next(now: 0)?.items.first?.suite.name == "Bench", "before even work that cannot be cut")
+    }
+
     @Test func batchesTakeTheLargestItemsThatFitAndLeaveTheSmallestForTheEnd() {
         // Two slots, one batch per slot: a batch aims at 7.8 / 2 = 3.9 s, and longest-first predicts 3.9 s. Behind the
         // 3 s head, 2 and 1.5 do not fit, 0.5 does, then 0.4 fills it. Filling from the small end instead would take

@@ -71,6 +71,11 @@ public struct Scheduler: Sendable {
             // `feedback_first`: the likely failures first, so a broken change reports within seconds.
             let fi = items[i].startsFirst == true, fj = items[j].startsFirst == true
             if fi != fj { return fi }
+            // A class measured alone holds its agent: nothing else runs there meanwhile. On one agent that stretch
+            // is serial wherever it goes; first, it needs no drain (an agent busy with other work never goes idle
+            // until the queue is down to such classes). On a fleet each idle agent takes one.
+            let ei = items[i].exclusive, ej = items[j].exclusive
+            if ei != ej { return ei }
             if firstRun { return Self.leastDivisibleFirst(items[i], items[j]) }
             let a = items[i].estimate, b = items[j].estimate
             return a != b ? a > b : Self.longestFirst(items[i], items[j])
