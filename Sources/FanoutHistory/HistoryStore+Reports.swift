@@ -133,12 +133,14 @@ extension HistoryStore {
 }
 
 extension HistoryStore {
-    /// Every class that has produced a measurement, on any destination: it measures (a performance class), and is
-    /// measured alone from then on, whatever its name.
-    public func measuringClasses() throws(HistoryError) -> Set<SuiteID> {
-        try read("read the classes that measure") { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT DISTINCT module, suite FROM measurements")
-            return Set(rows.map { SuiteID(module: $0["module"], name: $0["suite"]) })
+    /// The tests that produced measurements in any run on any destination, by class: they measure, and are measured
+    /// alone from then on, whatever their class's name.
+    public func measuringTests() throws(HistoryError) -> [SuiteID: Set<String>] {
+        try read("read the tests that measure") { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT DISTINCT module, suite, name FROM measurements")
+            var out: [SuiteID: Set<String>] = [:]
+            for row in rows { out[SuiteID(module: row["module"], name: row["suite"]), default: []].insert(row["name"]) }
+            return out
         }
     }
 

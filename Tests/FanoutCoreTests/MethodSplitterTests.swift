@@ -73,6 +73,27 @@ import Testing
         #expect(groups.allSatisfy { $0.source == .methods(known: 3, of: 4) })
     }
 
+    /// A class cut in two by name (its measuring tests and the rest), each part estimated from its methods and in
+    /// the binary's order, every other mark kept; an exclusive part is never split further.
+    @Test func separatingCutsAClassInTwoByTestNames() throws {
+        var cls = item("M", "Uneven", 10, tests: 4)
+        cls.tests = ["a", "b", "c", "d"]
+        cls.keepWhole = true
+        let history = TimingHistory(destination: "local", tests: [
+            TestID(module: "M", suite: "Uneven", name: "a"): [6],
+            TestID(module: "M", suite: "Uneven", name: "c"): [1],
+        ])
+        let splitter = MethodSplitter(slots: 2)
+        let (picked, rest) = try #require(splitter.separating(["c", "a"], from: cls, history: history))
+        #expect(picked.tests == ["a", "c"] && picked.estimate == 7 && !picked.isWholeSuite && picked.keepWhole)
+        #expect(rest.tests == ["b", "d"] && rest.estimate == 3 && rest.source == .methods(known: 2, of: 4))
+        #expect(splitter.separating(["x"], from: cls, history: history) == nil, "nothing picked")
+        #expect(splitter.separating(["a", "b", "c", "d"], from: cls, history: history) == nil, "nothing left")
+        var alone = item("M", "Alone", 40, tests: 8)
+        alone.exclusive = true
+        #expect(splitter.split([alone, item("M", "Other", 1)], history: .empty("local")).filter { $0.suite.name == "Alone" }.count == 1)
+    }
+
     @Test func keepWholePatternIsHonoured() {
         let items = MethodSplitter(slots: 4).split(dominantSuite(), history: .empty("local")) { $0.name == "Big" }
         #expect(items.filter { $0.suite.name == "Big" }.count == 1)

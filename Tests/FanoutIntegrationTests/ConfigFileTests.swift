@@ -1,5 +1,6 @@
 @testable import FanoutCoordinator
 import FanoutCore
+import FanoutRunners
 import Foundation
 import Testing
 
@@ -48,12 +49,31 @@ import Testing
         }
         let s = try parsed("not_exclusive: ['^App\\.Stopwatch']")
         #expect(s.notExclusive == ["^App\\.Stopwatch"])
-        let classes = try PerformanceClasses(settings: s, measured: [SuiteID(module: "App", name: "Stopwatch")],
-                                             fromSources: ["Sorting", "PerformanceLess"])
+        let classes = try PerformanceClasses(settings: s, measured: [SuiteID(module: "App", name: "Stopwatch"): ["testLap"]],
+                                             fromSources: MeasureCalls.Found(whole: ["Sorting", "PerformanceLess"]))
         #expect(classes.why(SuiteID(module: "App", name: "Stopwatch")) == nil, "not_exclusive wins over the history")
         #expect(classes.why(SuiteID(module: "App", name: "Sorting")) == "its sources call measure")
         #expect(classes.why(SuiteID(module: "App", name: "LoginPerformanceTests")) == "its name matches exclusive")
         #expect(classes.why(SuiteID(module: "App", name: "Login")) == nil)
+        // What runs alone: the tests that measure, where they are known; the whole class where they are not.
+        let known = try PerformanceClasses(settings: RunSettings(), measured: [SuiteID(module: "App", name: "Clock"): ["testLap"]],
+                                           fromSources: MeasureCalls.Found(tests: ["Sorting": ["testSort"]], whole: ["Harness"]))
+        func item(_ name: String, _ tests: [String]) -> WorkItem {
+            WorkItem(suite: SuiteID(module: "App", name: name), framework: .xctest, destination: "local", tests: tests,
+                     isWholeSuite: true, estimate: Double(tests.count), source: .history(samples: 1))
+        }
+        let splitter = MethodSplitter(slots: 4)
+        let clock = known.separate(item("Clock", ["testReset", "testLap", "testStart"]), splitter: splitter, history: .empty("local"))
+        #expect(clock.map(\.tests) == [["testLap"], ["testReset", "testStart"]] && clock.map(\.exclusive) == [true, false])
+        let sorting = known.separate(item("Sorting", ["testSort", "testOrder"]), splitter: splitter, history: .empty("local"))
+        #expect(sorting.map(\.tests) == [["testSort"], ["testOrder"]] && sorting.map(\.exclusive) == [true, false])
+        for whole in [item("Harness", ["testA", "testB"]), item("LoadPerformance", ["testA", "testB"])] {
+            let parts = known.separate(whole, splitter: splitter, history: .empty("local"))
+            #expect(parts.count == 1 && parts[0].exclusive && parts[0].tests == ["testA", "testB"], "\(whole.suite): whole, alone")
+        }
+        #expect(known.separate(item("Clock", ["testReset"]), splitter: splitter, history: .empty("local")).map(\.exclusive) == [false],
+                "a part of the class without its measuring tests shares")
+        #expect(known.separate(item("Login", ["testA"]), splitter: splitter, history: .empty("local")).map(\.exclusive) == [false])
         var bad = RunSettings()
         bad.notExclusive = ["("]
         #expect(throws: FanoutError.self) { try bad.validate() }

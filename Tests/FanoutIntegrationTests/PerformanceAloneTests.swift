@@ -19,9 +19,14 @@ import Testing
         return s
     }
 
-    /// The benchmark's units had their agent to themselves: no other unit overlapped one of them.
+    /// The tests of the benchmark that measure (its other two check results and need no quiet).
+    static let measuring: Set = ["testCrunchA", "testCrunchB", "testCrunchC"]
+
+    /// The units that ran a measuring test of the benchmark had their agent to themselves: no other unit overlapped
+    /// one of them.
     func expectAlone(_ report: RunReport, _ place: String) {
-        let benchUnits = report.units.filter { $0.suites.contains { $0.hasPrefix(Self.bench.description) } }
+        let ids = Set(benchResults(report).flatMap { $0.attempts.map(\.unit) })
+        let benchUnits = report.units.filter { ids.contains($0.id) }
         #expect(!benchUnits.isEmpty, "\(place): the benchmark ran")
         for b in benchUnits {
             #expect(b.suites.allSatisfy { $0.hasPrefix(Self.bench.description) }, "\(place): never batched: \(b.suites)")
@@ -32,7 +37,10 @@ import Testing
         }
     }
 
-    func benchResults(_ report: RunReport) -> [TestResult] { report.results.filter { $0.id.suite == Self.bench } }
+    /// The benchmark's measuring tests.
+    func benchResults(_ report: RunReport) -> [TestResult] {
+        report.results.filter { $0.id.suite == Self.bench && Self.measuring.contains($0.id.name) }
+    }
 
     @Test func aBenchmarkClassKnownFromItsSourcesIsMeasuredAloneOnTheFirstRunAndFromItsHistoryAfter() async throws {
         let dir = try TempDir()
@@ -50,6 +58,12 @@ import Testing
             #expect(report.measurements.count == 3, "\(place)")
             #expect(report.measurements.allSatisfy { $0.measuredAlone == true }, "\(place): every measurement taken alone")
             expectAlone(report, place)
+            // Its tests that do not measure are work like any other: not in the measuring unit, which ran alone.
+            let measuringUnits = Set(benchResults(report).flatMap { $0.attempts.map(\.unit) })
+            let others = report.results.filter { $0.id.suite == Self.bench && !Self.measuring.contains($0.id.name) }
+            #expect(others.count == 2 && others.allSatisfy { $0.outcome == .passed }, "\(place)")
+            #expect(others.allSatisfy { $0.attempts.allSatisfy { !measuringUnits.contains($0.unit) } },
+                    "\(place): the class's other tests ran apart from its measuring ones")
         }
     }
 

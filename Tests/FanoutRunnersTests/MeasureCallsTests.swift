@@ -44,4 +44,39 @@ import Testing
         #expect(!MeasureCalls.callsMeasure("let measured = measurement(of: x)"))
         #expect(!MeasureCalls.callsMeasure("remeasure()"))
     }
+
+    /// Which tests of a class measure, where the sources say: every call inside a `func test…`. A call in a helper
+    /// or an override of `measure` makes the whole class count.
+    @Test func theTestMethodsThatMeasureAreReadWhereEveryCallIsInOne() {
+        let source = """
+        final class ArchiveTests: XCTestCase {
+            func testZip() { XCTAssertTrue(zip()) }
+            func testPerformanceWrite() {
+                let data = make()
+                measure {
+                    write(data)
+                }
+            }
+            func testRead() { XCTAssertTrue(read()) }
+        }
+        extension ArchiveTests {
+            func testPerformanceCRC() { measure { crc() } }
+        }
+        class Harness: XCTestCase {
+            func testOne() { bench() }
+            func bench() { measure { work() } }
+            func testTwo() { measure { work() } }
+        }
+        final class Overridden: XCTestCase {
+            override func measure(_ block: () -> Void) { super.measure(block) }
+            func testA() { measure { a() } }
+        }
+        """
+        let found = MeasureCalls.scan(source)
+        #expect(found.tests == ["ArchiveTests": ["testPerformanceWrite", "testPerformanceCRC"]])
+        #expect(found.whole == ["Harness", "Overridden"])
+        var merged = found
+        merged.merge(MeasureCalls.Found(tests: ["Harness": ["testTwo"], "Other": ["testX"]], whole: ["ArchiveTests"]))
+        #expect(merged.whole == ["Harness", "Overridden", "ArchiveTests"] && merged.tests == ["Other": ["testX"]])
+    }
 }

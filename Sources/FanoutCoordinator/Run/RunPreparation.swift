@@ -102,12 +102,13 @@ struct RunPreparation: Sendable {
             guard let catalog = catalogs[spec.name], let history = histories[spec.name] else { continue }
             var whole = settings.estimator.workItems(for: catalog, destination: spec.name, history: history,
                                                      others: Array(histories.values))
-            // Exclusive classes run alone on their agent, and whole: their measurements must not share the machine.
-            let keep: (SuiteID) -> Bool = { keepWhole.matches($0) || exclusive.matches($0) }
             quarantine.mark(&whole)
+            // The tests that measure run alone on their agent, in one piece: their measurements must not share the
+            // machine. The rest of a performance class is work like any other (split, shared, stolen from).
+            whole = whole.flatMap { exclusive.separate($0, splitter: splitter, history: history) }
+            let keep: (SuiteID) -> Bool = { keepWhole.matches($0) }
             var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
             for i in mine.indices {
-                if exclusive.matches(mine[i].suite) { mine[i].exclusive = true }
                 if exclusive.notExclusive.matches(mine[i].suite) { mine[i].shared = true }
                 if keepWhole.matches(mine[i].suite) { mine[i].keepWhole = true }
                 mine[i].cpuShare = history.cpuShare[mine[i].suite]
@@ -117,7 +118,10 @@ struct RunPreparation: Sendable {
         }
         let alone = Set(items.filter(\.exclusive).map(\.suite)).sorted()
         if !alone.isEmpty {
-            let shown = alone.prefix(5).map { "\($0) (\(exclusive.why($0) ?? ""))" }
+            let shown = alone.prefix(5).map { suite in
+                let part = exclusive.measuringTests(of: suite).map { "\($0.count == 1 ? "1 test" : "\($0.count) tests") of " } ?? ""
+                return "\(part)\(suite) (\(exclusive.why(suite) ?? ""))"
+            }
             progress(.phase("measured alone, nothing else on their agent while they run: \(shown.joined(separator: ", "))"
                 + (alone.count > 5 ? " and \(alone.count - 5) more" : "")))
         }
@@ -215,21 +219,21 @@ struct RunPreparation: Sendable {
     /// Each destination's own timing history (estimates, flakiness and baselines never mix destinations).
     /// Each destination's timing history, and the classes that have measured (performance classes).
     private func readHistories(_ destinations: [String], warnings: inout [String])
-        -> ([String: TimingHistory], Set<SuiteID>)
+        -> ([String: TimingHistory], [SuiteID: Set<String>])
     {
         var out = Dictionary(uniqueKeysWithValues: destinations.map { ($0, TimingHistory.empty($0)) })
-        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return (out, []) }
+        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return (out, [:]) }
         do {
             let (store, notes) = try HistoryStore.open(at: settings.historyPath)
             warnings += notes
             // Other destinations known to the history lend their times to classes never run on these.
             let known = Set(try store.recentRuns(limit: 50).flatMap(\.destinations)).union(destinations)
             for d in known { out[d] = try store.timingHistory(destination: d, window: settings.historyWindow) }
-            return (out, try store.measuringClasses())
+            return (out, try store.measuringTests())
         } catch {
             warnings.append("timing history not used: \(error)")
         }
-        return (out, [])
+        return (out, [:])
     }
 
     /// A short digest that is the same in every process (FNV-1a, 64-bit): Swift's `hashValue` is seeded per process,

@@ -30,7 +30,8 @@ public struct MethodSplitter: Sendable, Hashable {
             if let count = coldGroupCount(item, share: share, keepWhole: keepWhole) {
                 return groups(of: item, count: count, methods: methodEstimates(item, history: history))
             }
-            guard item.estimate > share, item.estimate >= worthSplitting, item.tests.count > 1, !keepWhole(item.suite)
+            guard item.estimate > share, item.estimate >= worthSplitting, item.tests.count > 1, !keepWhole(item.suite),
+                  !item.exclusive
             else { return [item] }
             return groups(of: item, share: share, history: history)
         }
@@ -127,5 +128,24 @@ public struct MethodSplitter: Sendable, Hashable {
                      tests: bin.tests.sorted().map { item.tests[$0] }, isWholeSuite: false, estimate: bin.sum,
                      source: .methods(known: known, of: item.tests.count), requeues: item.requeues)
         }
+    }
+
+    /// `item` cut in two: the tests in `picked` and the rest, each in the binary's order and estimated from its
+    /// methods' own history (methods never seen share what is left of the class's estimate). Nil when either part
+    /// would be empty. Everything else about the item (its marks, its destination) stays with both parts.
+    public func separating(_ picked: Set<String>, from item: WorkItem, history: TimingHistory) -> (picked: WorkItem, rest: WorkItem)? {
+        let chosen = item.tests.indices.filter { picked.contains(item.tests[$0]) }
+        guard !chosen.isEmpty, chosen.count < item.tests.count else { return nil }
+        let methods = methodEstimates(item, history: history)
+        let isChosen = Set(chosen)
+        func part(_ indices: [Int]) -> WorkItem {
+            var p = item
+            p.tests = indices.map { item.tests[$0] }
+            p.isWholeSuite = false
+            p.estimate = indices.reduce(0) { $0 + methods.estimates[$1] }
+            p.source = .methods(known: methods.known, of: item.tests.count)
+            return p
+        }
+        return (part(chosen), part(item.tests.indices.filter { !isChosen.contains($0) }))
     }
 }

@@ -7,14 +7,62 @@ import FanoutCore
 public enum MeasureCalls {
     /// The names of the classes in `source` whose bodies (or extensions' bodies) call a measure method.
     public static func measuringClasses(in source: String) -> Set<String> {
-        var out: Set<String> = []
+        let found = scan(source)
+        return found.whole.union(found.tests.keys)
+    }
+
+    /// What measures in one source file, by class.
+    public struct Found: Sendable, Hashable {
+        /// Classes whose every measure call lies in a test method (`func test…`): those methods, by class.
+        public var tests: [String: Set<String>] = [:]
+        /// Classes with a measure call outside any test method (a helper, an override of `measure`): which of their
+        /// tests measure cannot be read, so all of them count.
+        public var whole: Set<String> = []
+
+        public init(tests: [String: Set<String>] = [:], whole: Set<String> = []) {
+            self.tests = tests
+            self.whole = whole
+        }
+
+        /// Both files' findings; a class whole in either is whole.
+        public mutating func merge(_ other: Found) {
+            whole.formUnion(other.whole)
+            for (name, methods) in other.tests { tests[name, default: []].formUnion(methods) }
+            for name in whole { tests[name] = nil }
+        }
+    }
+
+    /// The classes in `source` that call a measure method, and in which test methods. A call belongs to the last
+    /// `func` declared before it in its type (nested functions and closures are rare in tests); a call in a function
+    /// not named `test…` makes its class whole.
+    public static func scan(_ source: String) -> Found {
+        var found = Found()
         // Each type declaration opens a region that lasts until the next one (nested types are rare in tests).
         var current: String?
+        var function: String?
         for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-            if let name = declaredType(in: line) { current = name }
-            if let current, callsMeasure(line) { out.insert(current) }
+            if let name = declaredType(in: line) { current = name; function = nil }
+            if let name = declaredFunction(in: line) { function = name }
+            guard let current, callsMeasure(line) else { continue }
+            if let function, function.hasPrefix("test"), !found.whole.contains(current) {
+                found.tests[current, default: []].insert(function)
+            } else {
+                found.whole.insert(current)
+                found.tests[current] = nil
+            }
         }
-        return out
+        return found
+    }
+
+    /// `func name(`, `override func name<T>(`, `@MainActor func name(`: the name.
+    static func declaredFunction(in line: Substring) -> String? {
+        guard let r = line.range(of: "func ") else { return nil }
+        let before = line[..<r.lowerBound]
+        guard before.last.map({ $0 == " " || $0 == "\t" }) ?? true,
+              before.split(separator: " ").allSatisfy({ $0.hasPrefix("@") || modifiers.contains(String($0)) || $0 == "override"
+                                                        || $0 == "static" || $0 == "class" || $0 == "mutating" }) else { return nil }
+        let name = line[r.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        return name.isEmpty ? nil : String(name)
     }
 
     /// `class Name`, `final class Name: XCTestCase`, `extension Name`, `@MainActor final class Name`: the name.
