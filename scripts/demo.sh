@@ -13,17 +13,22 @@ cd "$root"
 mode=fleet
 if [[ ${1:-} == --local ]]; then mode=local; shift; fi
 if [[ $mode == fleet && $(id -u) -ne 0 ]]; then
-  echo "demo: the local fleet creates a dedicated agent user and needs root; running on local slots instead" >&2
+  echo "demo: not root, so no SSH fleet (it creates a dedicated agent user and starts sshd processes, which needs root):" \
+    "running on local slots, both destinations all the same (scripts/demo.sh --local says this is what you want)" >&2
   mode=local
+elif [[ $mode == fleet ]]; then
+  echo "demo: as root: installs Debian packages it lacks (scripts/setup.sh --demo), creates the agent user fanout-agent" \
+    "and starts 4 private sshd agents on 127.0.1.1-4 (Agents/local-fleet), stopped at the end; --local needs none of it"
 fi
 
-bash scripts/setup.sh
+if [[ $mode == fleet ]]; then bash scripts/setup.sh --demo; fi
 if [[ -n ${FANOUT_DEMO_FANOUT:-} ]]; then
   fanout=$FANOUT_DEMO_FANOUT
   [[ -x $fanout ]] || { echo "demo: FANOUT_DEMO_FANOUT=$fanout is not an executable" >&2; exit 2; }
 else
+  source scripts/dev-packages.sh # Debian's -dev packages, fetched without root when missing: sets `flags`
   echo "== building Fanout"
-  swift build --product fanout 2>&1 | tail -1
+  swift build --product fanout "${flags[@]}" 2>&1 | tail -1
   bash scripts/build-observer.sh debug >/dev/null # what --selective preloads to observe run-time inputs
   fanout="$(swift build --show-bin-path)/fanout"
 fi
@@ -51,7 +56,12 @@ destinations:
 YML
   args+=(--config "$fleet/demo.yml")
 else
-  args+=(--slots 4)
+  # Local slots: the same two destinations, one queue over this machine's slots.
+  local_config=$(mktemp -d "${TMPDIR:-/tmp}/fanout-demo.XXXXXX")
+  trap 'rm -rf "$local_config"' EXIT
+  printf '%s\n' 'slots: 4' 'destinations:' '  - name: debug' '    configuration: debug' '  - name: release' \
+    '    configuration: release' >"$local_config/demo.yml"
+  args+=(--config "$local_config/demo.yml")
 fi
 
 echo "== running Fanout on the demo suite (it builds the suite first)"

@@ -10,8 +10,10 @@
 # Usage: scripts/install.sh [--debug] [PREFIX]       PREFIX defaults to /usr/local (sudo is used when it is not writable)
 #   --debug   install a debug build instead of a release build (faster to build; for trying out and for the tests)
 #
-# Needs Swift 6 (swift on PATH or /opt/swift/usr/bin) and libssh2-1-dev (scripts/setup.sh installs both's packages).
-# Exit codes: 0 installed · 2 usage error (bad flag, PREFIX not absolute) · other: the failing step's own code.
+# Needs Swift 6 (swift on PATH or /opt/swift/usr/bin) and Debian's libssh2-1-dev, libsqlite3-dev and libssl-dev: as root
+# it installs those with apt-get; otherwise it downloads them (apt-get download, no root) into
+# ${XDG_CACHE_HOME:-~/.cache}/fanout/dev-packages (FANOUT_DEV_PACKAGES moves it) and builds against that copy.
+# Exit codes: 0 installed · 2 usage error (bad flag, PREFIX not absolute) or missing development files · other: the failing step's own code.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,7 +23,7 @@ prefix=/usr/local
 while (($#)); do
   case "$1" in
     --debug) configuration=debug ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "install.sh: unknown flag $1 (try --help)" >&2; exit 2 ;;
     *) prefix=$1 ;;
   esac
@@ -37,14 +39,12 @@ if ! command -v swift >/dev/null 2>&1 && [[ -x /opt/swift/usr/bin/swift ]]; then
   export PATH=/opt/swift/usr/bin:$PATH
 fi
 command -v swift >/dev/null 2>&1 || { echo "install.sh: swift not found: install Swift 6 (see README, Quickstart)" >&2; exit 2; }
-if ! pkg-config --exists libssh2 2>/dev/null; then
-  echo "install.sh: libssh2 development files are missing: sudo apt-get install -y libssh2-1-dev (or run scripts/setup.sh)" >&2
-  exit 2
-fi
+# Debian's development files (fetched without root when missing): sets `flags`, exports PKG_CONFIG_PATH.
+source "$root/scripts/dev-packages.sh"
 
 echo "== building fanout ($configuration)"
-swift build -c "$configuration" --product fanout 2>&1 | grep -v '^\[' || true
-swift build -c "$configuration" --product fanout >/dev/null
+swift build -c "$configuration" --product fanout "${flags[@]}" 2>&1 | grep -v '^\[' || true
+swift build -c "$configuration" --product fanout "${flags[@]}" >/dev/null
 binary=$(swift build -c "$configuration" --show-bin-path)/fanout
 [[ -x $binary ]] || { echo "install.sh: the build left no $binary" >&2; exit 1; }
 # The observer selective testing preloads into test processes (Linux): fanout finds it in ../lib/fanout/.
@@ -56,7 +56,7 @@ trap 'rm -rf "$staging"' EXIT
 # swift-argument-parser's own generator (the GenerateManual plugin) writes fanout.1 from the commands' help texts.
 manual=$root/.build/plugins/GenerateManual/outputs/fanout/fanout.1
 rm -f "$manual"
-swift package --disable-sandbox plugin generate-manual --configuration "$configuration" >"$staging/manual.log" 2>&1 \
+swift package "${flags[@]}" --disable-sandbox plugin generate-manual --configuration "$configuration" >"$staging/manual.log" 2>&1 \
   || { cat "$staging/manual.log" >&2; echo "install.sh: generating the man page failed" >&2; exit 1; }
 [[ -s $manual ]] || { echo "install.sh: the manual generator wrote no $manual" >&2; exit 1; }
 "$binary" --generate-completion-script bash >"$staging/fanout.bash"

@@ -29,7 +29,10 @@ extension MarkdownReport {
             measurements whose `measuredAlone` is true, of all the runs' measurements. *re-measured*: measure tests \
             whose first attempt failed beside other work and ran again alone. Figures are medians of the rounds with \
             their min–max. *the cost of measuring alone* is, round by round, the warm makespan measured alone / the \
-            warm makespan with nothing alone.
+            warm makespan with nothing alone. *bound alone* is the least any schedule that measures alone on one agent \
+            can take, from that run's own test times: the measuring tests one after the other, plus the rest over the \
+            slots or its longest test, whichever is longer; *makespan / bound alone* near 1 means the cost is the \
+            measuring itself, not how Fanout placed it.
 
 
             """
@@ -44,15 +47,18 @@ extension MarkdownReport {
             ?? "`\(p.repo)` at \(p.tag) (commit `\(r.commit.prefix(12))`)")
             + ": \(p.kind). \(r.tests) tests, \(r.measureTests.count) of them measure. Load average (1 min) when its "
             + "cases started / ended: \(r.loadAverage.map(f2).joined(separator: " / ")).\n\n"
-        s += "| case | rounds | makespan | wall | verdicts ≠ serial | alone | re-measured |\n"
-        s += "|---|---:|---:|---:|---:|---:|---|\n"
+        s += "| case | rounds | makespan | makespan / bound alone | wall | verdicts ≠ serial | alone | re-measured |\n"
+        s += "|---|---:|---:|---:|---:|---:|---:|---|\n"
         for c in r.cases {
             let rounds = r.rounds[c.strategy] ?? []
             let makespans = rounds.compactMap(\.makespan)
             let disagreeing = Set(r.disagreements.filter { $0.run.hasPrefix(c.label + ", round") }.map(\.test)).count
             let remeasured = rounds.map { String($0.remeasured.count) }.joined(separator: ", ")
+            let bounded = rounds.compactMap { r in r.makespan.flatMap { m in r.boundAlone.map { m / max($0, 1e-9) } } }
             s += "| \(c.isFanout ? "**\(c.label)**" : c.label) | \(c.walls.count) | "
-                + (Spread(makespans)?.text(f2, unit: " s") ?? "—") + " | \(c.wallSpread.text(f2, unit: " s")) | "
+                + (Spread(makespans)?.text(f2, unit: " s") ?? "—") + " | "
+                + (c.strategy == PerformanceBench.shared ? "—" : Spread(bounded)?.text(f3) ?? "—")
+                + " | \(c.wallSpread.text(f2, unit: " s")) | "
                 + (c.isFanout ? String(disagreeing) : "(oracle)") + " | "
                 + (c.isFanout ? "\(rounds.reduce(0) { $0 + $1.alone }) of \(rounds.reduce(0) { $0 + $1.measurements })" : "—")
                 + " | " + (c.isFanout ? (rounds.allSatisfy { $0.remeasured.isEmpty } ? "none" : "per round: " + remeasured) : "—")

@@ -50,6 +50,11 @@ struct MeasureRound: Codable, Sendable {
     var disagreements: [String]
     var makespan: Double?
     var exitCode: Int32?
+    /// Seconds of the tests that measured (their last attempts): on one agent, time nothing else may share.
+    var measuringTime: Double? = nil
+    /// The least any schedule that measures alone on one agent can take: the measuring tests one after the other,
+    /// plus the rest over the slots (or its longest test, when longer).
+    var boundAlone: Double? = nil
 }
 
 /// Everything measured for one package with measure tests.
@@ -138,10 +143,16 @@ struct PerformanceBench {
                 let measured = report?.measurements ?? []
                 let remeasured = (report?.results ?? []).filter { $0.attempts.contains { $0.contended != nil } }
                     .map { "\($0.id.suite.qualified)/\($0.id.name)" }
+                let measuring = Set(measured.map { "\($0.measurement.test.suite.qualified)/\($0.measurement.test.name)" })
+                let durations = report?.methodDurations ?? [:]
+                let alone = durations.filter { measuring.contains($0.key) }.values.reduce(0, +)
+                let rest = durations.filter { !measuring.contains($0.key) }.values
+                let bound = alone + max(rest.reduce(0, +) / Double(slots), rest.max() ?? 0)
                 await stats.record(strategy, MeasureRound(
                     measurements: measured.count, alone: measured.filter { $0.measuredAlone == true }.count,
                     remeasured: remeasured.sorted(), disagreements: disagreements.map(\.test),
-                    makespan: report?.timing.makespan, exitCode: r.exitCode),
+                    makespan: report?.timing.makespan, exitCode: r.exitCode,
+                    measuringTime: report == nil ? nil : alone, boundAlone: report == nil ? nil : bound),
                     tests: measured.map { "\($0.measurement.test.suite.qualified)/\($0.measurement.test.name)" })
                 let c = CaseResult(strategy: strategy, label: label, fleet: "local", slots: report?.plan.slots ?? slots,
                                    wall: r.seconds, makespan: report?.timing.makespan, testTime: report?.testTime,

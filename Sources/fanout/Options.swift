@@ -38,7 +38,7 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Never split long classes by methods.")
     var noSplit = false
 
-    @Option(help: "Local worker slots (default: the number of cores).")
+    @Option(help: "Local worker slots (default: twice the number of cores; computing work takes one free core each, waiting work fills the rest).")
     var slots: Int?
 
     @Option(help: "The timing history database (default: .fanout/history.sqlite).")
@@ -51,7 +51,7 @@ struct CommonOptions: ParsableArguments {
           help: "Skip the test targets whose every input equals that of a full pass on record, saying why (docs/selective.md); --no-selective runs all.")
     var selective: Bool?
 
-    @Flag(help: "With --selective: start first the test targets that changed and the classes that failed recently.")
+    @Flag(help: "Start first the work a change most likely broke: test targets whose inputs changed or whose last run failed, and classes that failed in the last 5 runs (with or without --selective).")
     var feedbackFirst = false
 
     /// Merges the config file and these flags into settings.

@@ -58,4 +58,38 @@ import Glibc
         #expect(String(decoding: ps, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
                 "fleet processes left: \(String(decoding: ps, as: UTF8.self))")
     }
+
+    /// Without root the demo needs none: it says first that it runs on local slots (no fleet), and runs both
+    /// destinations there. Run as `nobody` in a fresh tree that user owns, with a HOME of its own.
+    @Test(.enabled(if: getuid() == 0, "needs root to become another user (nobody)"))
+    func withoutRootTheDemoSaysSoAndRunsBothDestinationsOnLocalSlots() async throws {
+        let dir = try TempDir()
+        let tree = dir.file("fanout"), home = dir.file("home"), report = dir.file("home/report")
+        let shell = LocalTransport(slots: 1)
+        let copy = "mkdir -p \(ShellQuote.quote(tree)) \(ShellQuote.quote(home)) && cd \(ShellQuote.quote(repositoryRoot.path)) && "
+            + "git ls-files -z --cached --others --exclude-standard | "
+            + "tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C \(ShellQuote.quote(tree)) && "
+            + "chmod 0755 \(ShellQuote.quote(dir.path)) && chown -R 65534:65534 \(ShellQuote.quote(tree)) \(ShellQuote.quote(home))"
+        let (copied, _, copyErr) = await shell.capture(Command(executable: "/bin/sh", arguments: ["-c", copy]), timeout: 120)
+        try #require(copied == .exited(0), "copying the tree: \(String(decoding: copyErr, as: UTF8.self))")
+        let demo = "cd \(ShellQuote.quote(tree)) && scripts/demo.sh --report-dir \(ShellQuote.quote(report))"
+        let (ending, out, err) = await shell.capture(Command(executable: "/usr/bin/setpriv", arguments: [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "HOME=\(home)",
+            "PATH=/opt/swift/usr/bin:/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+            "FANOUT_DEMO_FANOUT=\(try fanoutExecutable())", "/bin/bash", "-c", demo]), timeout: 540)
+        let output = String(decoding: out, as: UTF8.self) + String(decoding: err, as: UTF8.self)
+        #expect(ending == .exited(0), "demo.sh as nobody: \(output.suffix(3000))")
+        #expect(output.contains("demo: not root, so no SSH fleet"), "it says so before it runs: \(output.prefix(1500))")
+        #expect(!output.contains("setup: installing"), "nothing installed without root")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report + "/report.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let destinations = try #require(json["destinations"] as? [String])
+        let agents = try #require(json["agents"] as? [[String: Any]])
+        let results = try #require(json["results"] as? [[String: Any]])
+        #expect(destinations.sorted() == ["debug", "release"], "both destinations on local slots")
+        #expect(agents.allSatisfy { $0["transport"] as? String == "local" })
+        #expect(results.count >= 208 * 2)
+        let outcomes = Set(results.compactMap { $0["outcome"] as? String })
+        #expect(outcomes.isSubset(of: ["passed", "skipped"]), "\(outcomes)")
+    }
 }

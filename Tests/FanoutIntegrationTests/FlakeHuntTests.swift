@@ -13,6 +13,23 @@ import Testing
         "FlakyTests.FlakeP30Tests/testFailsThirtyPercent": 0.30, "FlakyTests.FlakeP50Tests/testFailsHalfTheTime": 0.50,
     ]
 
+    /// The truth by construction: the fixture's own rule (SeededFlakyTests.swift's SeededCoin, copied here, not
+    /// asked of Fanout): whether `name` fails in a process given FANOUT_SEED `seed`.
+    static func fails(_ test: String, seed: Int) -> Bool {
+        let name = String(test.split(separator: "/").last ?? "")
+        guard let p = probabilities[test] else { return false }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        var z = (UInt64(seed) ^ hash) &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) / Double(UInt64(1) << 53) < p
+    }
+
     func settings(_ dir: TempDir, filters: [String]) async throws -> RunSettings {
         var s = RunSettings()
         s.bundlePath = try await LongSuite.shared.bundle()
@@ -28,22 +45,32 @@ import Testing
     /// probability, and a proposal names no stable test.
     @Test func fortyRunsScoreEachSeededFlakeWithinItsIntervalAndProposeNoStableTest() async throws {
         let dir = try TempDir()
+        var failures: [String: Int] = [:]
         for run in 1...40 {
             var s = try await settings(dir, filters: ["^FlakyTests\\."])
             s.seed = run
             let outcome = try await Coordinator(settings: s).run()
             #expect(outcome.report.results.count == 8)
+            // Every verdict is the one the seed makes: the process's FANOUT_SEED (repetition 0, first attempt).
+            let seed = RepeatReport.seed(run: run, repetition: 0, retry: 0)
+            for test in Self.probabilities.keys {
+                let truth = Self.fails(test, seed: seed)
+                if truth { failures[test, default: 0] += 1 }
+                #expect(outcome.report.result(test)?.outcome == (truth ? .failed : .passed), "run \(run): \(test)")
+            }
         }
         let (store, _) = try HistoryStore.open(at: dir.file("history.sqlite"))
         let stats = try store.flakyTests(runs: 40)
         for (test, p) in Self.probabilities {
-            if let stat = stats.first(where: { $0.test.description == test }) {
-                #expect(stat.score.attempts == 40, "\(test): one attempt per run")
-                #expect(stat.score.interval.contains(p), "\(test): \(stat.score.summary) should hold \(p)")
-            } else {
-                // No failure in 40 attempts: the interval of 0 of 40 must hold p.
-                #expect(FlakeScore.wilson(0, of: 40).contains(p), "\(test) never failed, which p = \(p) makes unlikely")
+            let failed = failures[test] ?? 0
+            let stat = stats.first { $0.test.description == test }
+            if failed == 0 {
+                #expect(stat == nil, "\(test) never failed in these 40 seeds: no score")
+                continue
             }
+            let score = try #require(stat, "\(test) failed \(failed) times in 40: it has a score").score
+            #expect(score.attempts == 40 && score.failures == failed, "\(test): \(score.summary), the seeds say \(failed) of 40")
+            #expect(score.interval.contains(p), "\(test): \(score.summary) should hold \(p)")
         }
         #expect(!stats.contains { $0.test.suite.name == "StableTests" })
         let proposal = try QuarantineProposal().apply(historyPath: dir.file("history.sqlite"),
@@ -74,11 +101,16 @@ import Testing
         }
         let stable = r.results.filter { $0.id.suite.name == "StableTests" }
         #expect(stable.allSatisfy { $0.outcome == .passed && $0.repeats?.passRate == 1 })
-        let flaky = try #require(r.result("FlakyTests.FlakeP50Tests/testFailsHalfTheTime"))
+        let test = "FlakyTests.FlakeP50Tests/testFailsHalfTheTime"
+        let flaky = try #require(r.result(test))
         let stats = try #require(flaky.repeats)
-        #expect(stats.failed + stats.passed == 5)
-        #expect(flaky.outcome == (stats.failed > 0 ? .failed : .passed), "a failure in any repetition is a failure")
-        #expect(outcome.exitCode == (stats.failed > 0 ? .testFailures : .success))
+        // The truth of each repetition: its process's FANOUT_SEED under run seed 7.
+        let truth = (1...5).map { Self.fails(test, seed: RepeatReport.seed(run: 7, repetition: $0, retry: 0)) }
+        #expect(flaky.attempts.map { $0.outcome == .failed } == truth, "repetition by repetition: \(flaky.attempts.map(\.outcome))")
+        #expect(stats.failed == truth.filter { $0 }.count && stats.passed == truth.filter { !$0 }.count)
+        let anyFailed = truth.contains(true)
+        #expect(flaky.outcome == (anyFailed ? .failed : .passed), "a failure in any repetition is a failure")
+        #expect(outcome.exitCode == (anyFailed ? .testFailures : .success))
         // The history learns one repetition's time for a class, not five.
         let classes = r.classes.filter { $0.suite.name == "StableTests" }
         #expect(classes.count == 1)
@@ -99,6 +131,9 @@ import Testing
             s.reportDirectory = dir.file("report-\(seed)")
             let outcome = try await Coordinator(settings: s).run()
             let first = try #require(outcome.report.repeatRun?.firstFailure, "seed \(seed): no failure in 100 repetitions")
+            let truth = (1...100).first { Self.fails("FlakyTests.FlakeP10Tests/testFailsTenPercent",
+                                                     seed: RepeatReport.seed(run: seed, repetition: $0, retry: 0)) }
+            #expect(first.repetition == truth, "seed \(seed): the seeds make repetition \(truth ?? 0) the first failure")
             #expect(outcome.exitCode == .testFailures)
             let result = try #require(outcome.report.results.first)
             #expect(result.attempts.filter { ($0.repetition ?? 0) < first.repetition }.allSatisfy { $0.outcome == .passed },

@@ -42,18 +42,40 @@ import Testing
     static func imports(of folder: String) throws -> [String: Set<String>] {
         let root = repositoryRoot.appendingPathComponent("Sources/" + folder)
         var out: [String: Set<String>] = [:]
-        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
-        for file in files where file.hasSuffix(".swift") {
+        let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.hasSuffix(".swift") }
+        // A folder that is gone (or renamed) would pass with no imports at all.
+        try #require(!files.isEmpty, "Sources/\(folder) has no Swift files: the table names a module that is not there")
+        for file in files {
             let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
             for line in text.split(separator: "\n") {
-                let words = line.split(separator: " ")
-                guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
-                      words[..<i].allSatisfy({ $0.hasPrefix("@") }) else { continue }
-                let module = String(words[i + 1])
-                if Set(names.values).contains(module) { out[file, default: []].insert(module) }
+                if let module = importedModule(line), Set(names.values).contains(module) { out[file, default: []].insert(module) }
             }
         }
         return out
+    }
+
+    /// The module an import line names: `import X`, `@testable import X`, `public import X`, `internal import X`,
+    /// `@_exported import X`, `import struct X.Type`, `import func X.f`. Nil for any other line.
+    static func importedModule(_ line: Substring) -> String? {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
+              words[..<i].allSatisfy({ $0.hasPrefix("@") || accessLevels.contains(String($0)) }) else { return nil }
+        var j = i + 1
+        if kinds.contains(String(words[j])), j + 1 < words.count { j += 1 }
+        return String(words[j].split(separator: ".").first ?? words[j])
+    }
+
+    static let accessLevels: Set = ["public", "package", "internal", "fileprivate", "private"]
+    static let kinds: Set = ["struct", "class", "enum", "protocol", "typealias", "func", "var", "let"]
+
+    @Test func everyFormOfImportIsRead() {
+        for line in ["import FanoutSSH", "@testable import FanoutSSH", "public import FanoutSSH", "internal import FanoutSSH",
+                     "@_exported import FanoutSSH", "import struct FanoutSSH.SSHEndpoint", "package import func FanoutSSH.x"] {
+            #expect(Self.importedModule(line[...]) == "FanoutSSH", "\(line)")
+        }
+        #expect(Self.importedModule("// we import FanoutSSH here") == nil)
+        #expect(Self.importedModule("let important = 1") == nil)
     }
 
     @Test func everyModuleImportsOnlyWhatTheMapAllows() throws {

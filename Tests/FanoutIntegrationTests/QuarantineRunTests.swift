@@ -40,10 +40,16 @@ import Testing
         #expect(html.contains("<section id=\"quarantined\">"))
         let console = ConsoleSummary(color: false).render(outcome.report)
         #expect(console.contains("Quarantined (1 muted") && console.contains("flaky backend · @ci"))
-        // The history keeps its real verdict: its flake score goes on counting while it is muted.
-        let (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])
+        // The history keeps its real verdict: its flake score goes on counting while it is muted. One failed run is
+        // no evidence of a flake yet; a pass of the same build next (its marker is there now) makes one.
+        var (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])
         #expect(code == 0)
         #expect(!out.contains("testFetchWithFlakyBackend"), "one failed run is no evidence of a flake yet: \(out)")
+        let again = try await Coordinator(settings: settings).run()
+        #expect(again.report.result("IntegrationTests.RetryableFetchTests/testFetchWithFlakyBackend")?.outcome == .passed)
+        (code, out, _) = try await runCLI(["history", "flaky", "--history", settings.historyPath])
+        #expect(code == 0 && out.contains("IntegrationTests.RetryableFetchTests/testFetchWithFlakyBackend"),
+                "the muted failure counted: failed and passed on one build: \(out)")
     }
 
     @Test func aSkippedTestNeverStartsAndIsReportedSkippedByQuarantine() async throws {
@@ -174,6 +180,15 @@ import Testing
         #expect(dry == 0, "\(dryErr)")
         #expect(dryOut.contains("would quarantine IntegrationTests.RetryableFetchTests/testFetchWithFlakyBackend"), "\(dryOut)")
         #expect(!FileManager.default.fileExists(atPath: file), "a dry run writes nothing")
+        // Its flake rate is 50 % over 2 failures: a higher threshold, or more failures asked for, proposes nothing.
+        for extra in [["--threshold", "0.6"], ["--min-failures", "3"]] {
+            let (c, o, e) = try await runCLI(["history", "flaky", "--history", history, "--propose", "--dry-run",
+                                              "--quarantine", file] + extra)
+            #expect(c == 0 && !o.contains("would quarantine"), "\(extra): \(o) \(e)")
+        }
+        let (low, lowOut, _) = try await runCLI(["history", "flaky", "--history", history, "--propose", "--dry-run",
+                                                 "--threshold", "0.5", "--min-failures", "2", "--quarantine", file])
+        #expect(low == 0 && lowOut.contains("would quarantine IntegrationTests.RetryableFetchTests"), "at the bounds: \(lowOut)")
         let (p, pOut, pErr) = try await runCLI(["history", "flaky", "--history", history, "--propose", "--quarantine", file])
         #expect(p == 0, "\(pErr)")
         let entries = try QuarantineFile.load(file).entries

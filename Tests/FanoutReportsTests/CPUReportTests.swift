@@ -35,7 +35,7 @@ import Testing
 
     @Test func theConsoleLineNamesTheCoresWhenTheyBind() {
         let text = ConsoleSummary(color: false).render(Self.cpuBound())
-        #expect(text.contains("\n  lower bound  85.2 s (CPU-bound: 170.4 s of CPU on 2 cores, busy 96 % of the run) · efficiency 1.04\n"),
+        #expect(text.contains("\n  lower bound  85.2 s (CPU-bound: 170.4 s of CPU on 2 cores, busy 96 % of the run) · 1.04 × LB\n"),
                 "one line: \(text)")
         #expect(!text.contains("\n  cpu   "), "no second CPU line when the CPU binds")
         // Larger figures on a narrow terminal: said shorter rather than wrapped.
@@ -43,7 +43,7 @@ import Testing
         big.timing.cores = 16
         big.timing.cpuSeconds = 1_363.2
         let narrow = ConsoleSummary(color: false, width: 96).render(big)
-        #expect(narrow.contains("\n  lower bound  85.2 s (CPU-bound: 22 m 43 s of CPU on 16 cores, busy 96 %) · efficiency 1.04\n"),
+        #expect(narrow.contains("\n  lower bound  85.2 s (CPU-bound: 22 m 43 s of CPU on 16 cores, busy 96 %) · 1.04 × LB\n"),
                 "\(narrow)")
     }
 
@@ -56,10 +56,10 @@ import Testing
         r.timing.cores = 2
         r.timing.cpuLowerBound = 10
         let text = ConsoleSummary(color: false).render(r)
-        #expect(text.contains("\n  lower bound  85.2 s (LB, from this run's per-test durations) · efficiency 1.04 = makespan / LB\n"))
+        #expect(text.contains("\n  lower bound  85.2 s (LB, from this run's per-test durations) · makespan 1.04 × LB\n"))
         #expect(text.contains("\n  cpu          20.0 s of CPU on 2 cores, busy 11 % of the run (CPU / cores: 10.0 s)\n"))
         r.timing.boundBy = "longest test"
-        #expect(ConsoleSummary(color: false).render(r).contains("lower bound  85.2 s (the longest test) · efficiency 1.04\n"))
+        #expect(ConsoleSummary(color: false).render(r).contains("lower bound  85.2 s (the longest test) · 1.04 × LB\n"))
         r.timing.boundBy = "destination \u{1B}[31mred"
         let destination = ConsoleSummary(color: false).render(r)
         #expect(destination.contains("(destination red: its test time / the slots serving it)")
@@ -68,7 +68,7 @@ import Testing
 
     @Test func htmlShowsEachAgentsCoresCPUAndBusyEscaped() throws {
         let html = HTMLWriter().render(Self.cpuBound())
-        #expect(html.contains("lower bound 85.2 s (CPU-bound: 170.4 s of CPU on 2 cores, busy 96 % of the run) · efficiency 1.04"))
+        #expect(html.contains("lower bound 85.2 s (CPU-bound: 170.4 s of CPU on 2 cores, busy 96 % of the run) · 1.04 × LB"))
         #expect(html.contains("<th>cores</th><th>CPU</th><th>busy</th>"))
         #expect(html.contains("<tr><td>&lt;mac&amp;&quot;1&quot;&gt;</td><td>ssh</td><td>2</td><td>127.0.1.2</td>"
             + "<td title=\"machine m&lt;1&gt;\">2</td><td>120.0 s</td><td><span class=\"busy\"><span style=\"width: 41px\"></span></span> 68 %</td>"),
@@ -86,13 +86,13 @@ import Testing
         b.passed("M.C/testA")
         let html = HTMLWriter().render(b.build())
         #expect(!html.contains("<th>cores</th>") && !html.contains("table class=\"units\""))
-        #expect(html.contains("Wall 75.5 s · makespan 13.5 s · lower bound 11.0 s · efficiency 1.23 · 2 agents, 4 slots"))
+        #expect(html.contains("Wall 75.5 s · makespan 13.5 s · lower bound 11.0 s · 1.23 × LB · 2 agents, 4 slots"))
     }
 
     @Test func markdownNamesTheBindingTermAndEachAgentsCPU() {
         let text = MarkdownWriter().render(Self.cpuBound())
         #expect(text.contains("Wall 95.0 s · makespan 88.6 s · lower bound 85.2 s (CPU-bound: 170.4 s of CPU on 2 cores, "
-            + "busy 96 % of the run) · efficiency 1.04 · 2 agents, 4 slots\n"), "\(text)")
+            + "busy 96 % of the run) · 1.04 × LB · 2 agents, 4 slots\n"), "\(text)")
         #expect(text.contains("CPU per agent: &lt;mac&amp;&quot;1&quot;&gt; 120.0 s of CPU on 2 cores, busy 68 % · "
             + "local 50.4 s of CPU on 2 cores, busy 28 %\n"), "\(text)")
         var r = Self.cpuBound()

@@ -131,7 +131,7 @@ import Testing
     @Test func timingComparesPredictionWithReality() {
         let text = plain
         #expect(text.contains("makespan     13.5 s actual, 12.3 s predicted"))
-        #expect(text.contains("lower bound  11.0 s (LB, from this run's per-test durations) · efficiency 1.23 = makespan / LB"))
+        #expect(text.contains("lower bound  11.0 s (LB, from this run's per-test durations) · makespan 1.23 × LB"))
         #expect(text.contains("wall         75.5 s, of which preparation (build, discovery) 21.4 s"))
     }
 
@@ -141,7 +141,7 @@ import Testing
         var long = report
         long.timing = Timing(wall: 30, preparation: 1, makespan: 21.9, lowerBound: 9.7, classLowerBound: 21.9)
         let text = ConsoleSummary(color: false).render(long)
-        #expect(text.contains("lower bound  9.70 s (LB, from this run's per-test durations) · efficiency 2.26 = makespan / LB"))
+        #expect(text.contains("lower bound  9.70 s (LB, from this run's per-test durations) · makespan 2.26 × LB"))
         #expect(text.contains("21.9 s over the classes and pieces as scheduled"))
     }
 

@@ -37,7 +37,7 @@ import Testing
         #expect(html.contains("<tr><td>linux</td><td>3</td><td>1</td><td>1</td><td>1</td><td>1</td><td>1</td><td>1</td></tr>"))
         #expect(html.contains("<tr><td>linux-release</td><td>1</td><td>1</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td></tr>"))
         // The same timing line as summary.md.
-        #expect(html.contains("Wall 75.5 s · makespan 13.5 s · lower bound 11.0 s · efficiency 1.23 · 2 agents, 4 slots"))
+        #expect(html.contains("Wall 75.5 s · makespan 13.5 s · lower bound 11.0 s · 1.23 × LB · 2 agents, 4 slots"))
         #expect(html.contains("Predicted 12.3 s (plan's lower bound 10.5 s) · preparation 21.4 s"))
         #expect(html.contains("<tr><td>mac-1</td><td>ssh</td><td>2</td><td>127.0.1.2</td>"))
         #expect(html.contains("<dt>Run</dt><dd>2024-05-01-120000-ab12, started 2024-05-01T12:00:00.250Z</dd>"))

@@ -44,7 +44,7 @@ import Testing
         #expect(text.hasPrefix("## ✅ Fanout: PASSED · 2 tests · exit 0"))
         #expect(text.contains("| debug | 1 | 0 | 0 | 0 | 0 | 0 | 0 |"))
         #expect(text.contains("| release | 1 | 0 | 0 | 0 | 0 | 0 | 0 |"))
-        #expect(text.contains("Wall 75.5 s · makespan 13.5 s · lower bound 11.0 s · efficiency 1.23 · 2 agents, 4 slots"))
+        #expect(text.contains("Wall 75.5 s · makespan 13.5 s · lower bound 11.0 s · 1.23 × LB · 2 agents, 4 slots"))
         #expect(!text.contains("### Failures"))
     }
 

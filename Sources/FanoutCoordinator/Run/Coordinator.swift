@@ -187,7 +187,8 @@ public final class Coordinator: Sendable {
             },
             anyAgentUsable: !usable.isEmpty || (prepared.items.isEmpty && prepared.selective != nil),
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
-                             predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork),
+                             predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork,
+                             cpuPacking: settings.cpuPacking),
             slotsServing: serving, items: prepared.items, units: ledger.finished.map(\.record),
             results: prepared.quarantine.apply(to: await state.results(reasonForMissing: reason)), measurements: ledger.measurements,
             warnings: ledger.warnings, steals: await state.steals, shard: settings.shard, wall: now)

@@ -123,12 +123,16 @@ public struct PlanReport: Codable, Sendable, Hashable {
     public var lowerBound: Double
     public var predictedMakespan: Double
     public var totalEstimate: Double
+    /// Whether computing work waited for a free core (CPU-aware packing; `--no-cpu-packing` turns it off). Nil in
+    /// reports written before it was recorded, and in merged reports.
+    public var cpuPacking: Bool?
 
-    public init(slots: Int, lowerBound: Double, predictedMakespan: Double, totalEstimate: Double) {
+    public init(slots: Int, lowerBound: Double, predictedMakespan: Double, totalEstimate: Double, cpuPacking: Bool? = nil) {
         self.slots = slots
         self.lowerBound = lowerBound
         self.predictedMakespan = predictedMakespan
         self.totalEstimate = totalEstimate
+        self.cpuPacking = cpuPacking
     }
 }
 

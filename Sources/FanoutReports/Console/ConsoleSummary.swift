@@ -2,7 +2,7 @@ import FanoutCore
 
 /// The end-of-run summary for a terminal, rendered from a `RunReport`: enough to triage every failure without
 /// re-running (each issue's `file:line` and message, the tail of a crash's backtrace, where it ran), how the run used
-/// its slots (predicted versus actual, efficiency against the lower bound), the slowest classes with their estimates,
+/// its slots (predicted versus actual, the makespan against the lower bound), the slowest classes with their estimates,
 /// and a verdict. With several destinations, their counts and times side by side and every test whose outcome
 /// differs between them (those failing on only some called out); measurements with their performance verdicts, and
 /// regressions named again above the final verdict. Lines are at most `width` columns; with `color` off there is not
@@ -239,15 +239,15 @@ public struct ConsoleSummary: Sendable {
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
     }
 
-    /// `lower bound  85.2 s (CPU-bound: 2 m 50 s of CPU on 2 cores, busy 96 % of the run) · efficiency 1.04`: the
+    /// `lower bound  85.2 s (CPU-bound: 2 m 50 s of CPU on 2 cores, busy 96 % of the run) · 1.04 × LB`: the
     /// term that binds is named, so a run the cores decided is not blamed on the schedule. When the slots bind (or
     /// an older report does not say), the line reads as it always has.
     /// Said shorter (without ` of the run`) when that keeps it within `width` columns.
     static func lowerBoundLine(_ t: Timing, width: Int = .max) -> String {
         let lb = "lower bound  \(formatSeconds(t.lowerBound))"
-        let efficiency = "efficiency \(String(format2: t.efficiency))"
+        let efficiency = "\(String(format2: t.efficiency)) × LB"
         guard let term = t.boundBy, term != MeasuredLowerBound.slotsTerm, let phrase = BoundFacts.phrase(t) else {
-            return lb + " (LB, from this run's per-test durations) · " + efficiency + " = makespan / LB"
+            return lb + " (LB, from this run's per-test durations) · makespan " + efficiency
         }
         let line = lb + " (" + phrase + ") · " + efficiency
         guard ConsoleText.width(line) > width, let compact = BoundFacts.phrase(t, compact: true) else { return line }

@@ -108,7 +108,7 @@ public struct HTMLWriter: Sendable {
         let slots = report.agents.reduce(0) { $0 + $1.slots }
         let binding = BoundFacts.phrase(t).map { " (" + e($0, line: true) + ")" } ?? ""
         out += "<p class=\"timing\">Wall \(formatSeconds(t.wall)) · makespan \(formatSeconds(t.makespan)) · lower bound "
-            + "\(formatSeconds(t.lowerBound))\(binding) · efficiency \(String(format2: t.efficiency)) · "
+            + "\(formatSeconds(t.lowerBound))\(binding) · \(String(format2: t.efficiency)) × LB · "
             + "\(report.agents.count) agent\(report.agents.count == 1 ? "" : "s"), \(slots) slot\(slots == 1 ? "" : "s")</p>\n"
         out += "<p class=\"timing\">Predicted \(formatSeconds(report.plan.predictedMakespan)) (plan's lower bound "
             + "\(formatSeconds(report.plan.lowerBound)))"

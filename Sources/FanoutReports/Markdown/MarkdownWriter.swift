@@ -54,7 +54,7 @@ public struct MarkdownWriter: Sendable {
         let slots = report.agents.reduce(0) { $0 + $1.slots }
         let binding = BoundFacts.phrase(t, name: Self.escape).map { " (\($0))" } ?? ""
         _ = out.add("Wall \(formatSeconds(t.wall)) · makespan \(formatSeconds(t.makespan)) · lower bound "
-            + "\(formatSeconds(t.lowerBound))\(binding) · efficiency \(String(format2: t.efficiency)) · "
+            + "\(formatSeconds(t.lowerBound))\(binding) · \(String(format2: t.efficiency)) × LB · "
             + "\(report.agents.count) agent\(report.agents.count == 1 ? "" : "s"), \(slots) slot\(slots == 1 ? "" : "s")\n\n")
         if let cpu = Self.agentsCPU(report) { _ = out.add(cpu) }
 
