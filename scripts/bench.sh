@@ -214,6 +214,15 @@ spread() {
     m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
     if (NR < 2) printf f, m; else printf f " (" f "-" f ")", m, a[1], a[NR] }'
 }
+# A speed-up's spread (one ratio a line) and what it says: "faster" only when every round is above 1, "slower" when
+# every round is below, "even" when the range spans 1 (judged at the two decimals shown).
+speedup() {
+  sort -g | awk '{a[NR]=$1} END {
+    m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
+    lo = sprintf("%.2f", a[1]) + 0; hi = sprintf("%.2f", a[NR]) + 0
+    v = lo > 1 ? "faster" : hi < 1 ? "slower" : "even"
+    if (NR < 2) printf "%.2fx, 1 run", m; else printf "%.2fx (%.2fx-%.2fx), %s", m, a[1], a[NR], v }'
+}
 # Round-by-round ratios: the i-th number of the first list over the i-th of the second (two space-separated lists).
 ratios() { paste -d' ' <(tr ' ' '\n' <<<"$1") <(tr ' ' '\n' <<<"$2") | awk 'NF == 2 && $2 > 0 {printf "%.4f\n", $1 / $2}'; }
 
@@ -279,7 +288,7 @@ demo_cases() {
       altwall=$(printf '%s\n' "${alt[@]}" | median)
       if [[ $build == skip ]]; then label="swift test --skip-build --parallel"; refs="${walls[*]}"; else label="swift test --parallel (no-op build included)"; refs="${pwalls[*]}"; fi
       printf '%-6s %-44s %-23s %-23s %14s %9s %8.2fs %s%s\n' "$slots" "$label" "$(printf '%s\n' "${alt[@]}" | spread %.2fs)" - - - \
-        "$(echo "$altwall - $lb" | bc -l)" "$(ratios "${alt[*]}" "$refs" | spread %.2fx)" "$marks"
+        "$(echo "$altwall - $lb" | bc -l)" "$(ratios "${alt[*]}" "$refs" | speedup)" "$marks"
     done
   done
 
@@ -322,7 +331,8 @@ demo_cases() {
   echo "wall: the whole command (discovery, planning, reports and history included; builds only where the row says so)."
   echo "LB (per test): max(total test time / slots, longest test) from the per-test durations of that run (Fanout's report)."
   echo "vs fanout: the alternative's wall / the wall of fanout invoked the same way (--skip-build vs --bundle, a build vs"
-  echo "--package); above 1 means fanout is faster. swift test's count is its xUnit file's test cases (XCTest only)."
+  echo "--package); above 1 means fanout is faster: \"faster\" only when every round says so, \"even\" when the range"
+  echo "spans 1. swift test's count is its xUnit file's test cases (XCTest only)."
 }
 
 if ((${#only[@]} == 0)); then

@@ -16,7 +16,10 @@ extension MarkdownReport {
         func bound(_ text: String, _ r: SuiteResult?, _ name: String, _ limit: Double, extra: String = "") {
             guard let r, let c = r.strategy(name), let mk = c.makespan, let lb = r.lowerBound(of: c),
                   let x = r.ratioSpread(c) else { return }
-            out.append(Goal(text: text, measured: "\(f2(mk)) s / \(f2(lb)) s = " + x.text(f3) + extra,
+            // The ratio is the median of the rounds' own ratios; the times are those of the round of median wall,
+            // whose own quotient is said too (they need not be the same round).
+            out.append(Goal(text: text, measured: x.text(f3) + " (rounds' makespan / LB); the round of median wall: "
+                                + "\(f2(mk)) s / \(f2(lb)) s = \(f3(mk / max(lb, 1e-9)))" + extra,
                             met: c.complete && x.median <= limit))
         }
         bound("lognormal suite, warm history, 8 slots: makespan ≤ 1.05 × LB", suite(.lognormal), "fanout", 1.05)
@@ -71,7 +74,8 @@ extension MarkdownReport {
            let st = r.cases.first(where: { $0.strategy == "swift-test-parallel" }) {
             let x = speedups(st, over: f)
             out.append(Goal(text: "at least 2× faster than `swift test --parallel` on the many-small-tests suite (every round)",
-                            measured: "\(f2(st.wall)) s / \(f2(f.wall)) s: \(x.text(f2, unit: "×"))", met: f.complete && x.min >= 2))
+                            measured: "\(x.text(f2, unit: "×")) (round by round); the rounds of median wall: \(f2(st.wall)) s / "
+                                + "\(f2(f.wall)) s = \(f2(st.wall / max(f.wall, 1e-9)))×", met: f.complete && x.min >= 2))
         }
         if let s = sims.first(where: { $0.failedAgents == 0 }) ?? sims.first {
             let p = s.schedulerInitSeconds + s.planSeconds

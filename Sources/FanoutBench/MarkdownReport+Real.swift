@@ -12,6 +12,8 @@ extension MarkdownReport {
         var s = """
             ## Real suites
 
+            (measured apart from the rest of this page, by `scripts/bench.sh --real`: each suite says when)
+
             Public packages' own test suites, pinned by tag and cloned from their repositories (here git reads \
             github.com from a local mirror), built once with `swift build --build-tests`, then run \
             round after round by `fanout-bench real` (`scripts/bench.sh --real`), on \(results[0].slots) slots:
@@ -48,7 +50,8 @@ extension MarkdownReport {
             + "\(r.xctestCount) XCTest, \(r.swiftTestingCount) Swift Testing); the serial run: \(r.serialPassed) passed, "
             + "\(r.serialFailed) failed, \(r.serialSkipped) skipped, \(f1(r.serialTestTime)) s of test time, the longest "
             + "test \(f2(r.longestTest)) s. Build \(f1(r.buildSeconds)) s (not counted; a no-op when the clone was built "
-            + "before). Load average (1 min) when its cases started / ended: \(r.loadAverage.map(f2).joined(separator: " / ")).\n\n"
+            + "before). Load average (1 min) when its cases started / ended: \(r.loadAverage.map(f2).joined(separator: " / ")). "
+            + "Measured \(r.measured ?? "by an earlier commit than the rest of this page (before results said when)").\n\n"
         s += "| case | wall | makespan | processes | tests passed or skipped | verdicts ≠ serial | vs Fanout warm |\n"
         s += "|---|---:|---:|---:|---:|---:|---|\n"
         let warm = r.strategy("fanout")

@@ -35,7 +35,9 @@ struct RealSuites: AsyncParsableCommand {
         for package in packages {
             let bench = RealSuiteBench(package: package, dir: common.dir + "/real", fanout: common.fanout, slots: slots,
                                        repeats: repeats, oracleRounds: oracleRounds ?? repeats)
-            let result = try await bench.run()
+            var result = try await bench.run()
+            let m = await Report.machine(repo: common.repo)
+            result.measured = "\(m.date), commit \(m.commit)"
             if let jsonDir { try JSONFiles.write(result, to: "\(jsonDir)/real-\(package.name).json") }
             print(MarkdownReport.realSuiteSection(result))
             measured.append(result)

@@ -101,6 +101,9 @@ struct RealSuiteResult: Codable, Sendable {
     /// Each disagreeing test run alone, one process per run, a few times: `N of M passed alone`. A test that
     /// passes and fails alone is the suite's own flakiness; one that always passes alone but failed under Fanout is not.
     var alone: [String: AloneRuns]? = nil
+    /// When and by which commit of Fanout it was measured (`fanout-bench real` measures apart from `--full`); nil
+    /// in results recorded before it was kept.
+    var measured: String? = nil
 
     func strategy(_ name: String) -> CaseResult? { cases.first { $0.strategy == name } }
     var tests: Int { xctestCount + swiftTestingCount }
