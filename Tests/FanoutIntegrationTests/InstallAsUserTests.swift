@@ -14,7 +14,7 @@ import Testing
 /// files are covered by empty files (`/dev/null`) and empty folders, so a build that used the system's copies
 /// instead of those install.sh fetched would fail to compile. Needs root to make that namespace and to become
 /// another user (`nobody`); CI runs as root. This machine serves github.com from a local mirror that root owns, so
-/// the user's git is told to trust it (`safe.directory`), as git asks of any repository another user owns; a user's
+/// the user's git is told to trust it (`safe.directory` in its ~/.gitconfig), as git asks of any repository another user owns; a user's
 /// own machine fetches from GitHub and needs nothing of the kind.
 @Suite(.serialized, .timeLimit(.minutes(45)))
 struct InstallAsUserTests {
@@ -38,6 +38,7 @@ struct InstallAsUserTests {
             mkdir -p \(ShellQuote.quote(clone)) \(ShellQuote.quote(package)) \
             && git -C \(root) archive --format=tar HEAD | tar -xf - -C \(ShellQuote.quote(clone)) \
             && git -C \(root) archive --format=tar HEAD Tests/Fixtures/DemoSuite | tar -xf - -C \(ShellQuote.quote(package)) --strip-components=3 \
+            && printf '[safe]\\n\\tdirectory = *\\n' > \(ShellQuote.quote(home))/.gitconfig \
             && chmod 0755 \(ShellQuote.quote(dir.path)) && chown -R \(Self.user.uid):\(Self.user.gid) \(ShellQuote.quote(home))
             """)
         try #require(copied == 0, "a fresh copy of HEAD for the user: \(copyOut)")
@@ -70,7 +71,6 @@ struct InstallAsUserTests {
             if [ -s /usr/include/libssh2.h ] || pkg-config --exists libssh2; then echo 'libssh2 is still visible' >&2; exit 99; fi
             exec setpriv --reuid=\(Self.user.uid) --regid=\(Self.user.gid) --clear-groups \
               env -i HOME=\(ShellQuote.quote(home)) PATH=/opt/swift/usr/bin:/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-                GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*' \
               bash -c \(ShellQuote.quote(script))
             """
         let (code, out) = await run("unshare --mount --propagation private sh -c \(ShellQuote.quote(hide))", timeout: 40 * 60)
