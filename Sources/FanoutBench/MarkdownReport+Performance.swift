@@ -31,8 +31,9 @@ extension MarkdownReport {
             their min–max. *the cost of measuring alone* is, round by round, the warm makespan measured alone / the \
             warm makespan with nothing alone. *bound alone* is the least any schedule that measures alone on one agent \
             can take, from that run's own test times: the measuring tests one after the other, plus the rest over the \
-            slots or its longest test, whichever is longer; *makespan / bound alone* near 1 means the cost is the \
-            measuring itself, not how Fanout placed it.
+            slots or its longest test, whichever is longer (it counts slots, not cores: where the rest computes, as the \
+            fixture's Load classes do, it cannot be reached); *makespan / bound alone* near 1 means the cost is the \
+            measuring itself, not how Fanout placed it. It is given for the runs whose every measurement was taken alone.
 
 
             """
@@ -54,10 +55,13 @@ extension MarkdownReport {
             let makespans = rounds.compactMap(\.makespan)
             let disagreeing = Set(r.disagreements.filter { $0.run.hasPrefix(c.label + ", round") }.map(\.test)).count
             let remeasured = rounds.map { String($0.remeasured.count) }.joined(separator: ", ")
-            let bounded = rounds.compactMap { r in r.makespan.flatMap { m in r.boundAlone.map { m / max($0, 1e-9) } } }
+            // Only where every measurement was taken alone: otherwise the measuring tests did not run one after
+            // the other, and the bound does not apply.
+            let bounded = rounds.filter { $0.alone == $0.measurements }
+                .compactMap { r in r.makespan.flatMap { m in r.boundAlone.map { m / max($0, 1e-9) } } }
             s += "| \(c.isFanout ? "**\(c.label)**" : c.label) | \(c.walls.count) | "
                 + (Spread(makespans)?.text(f2, unit: " s") ?? "—") + " | "
-                + (c.strategy == PerformanceBench.shared ? "—" : Spread(bounded)?.text(f3) ?? "—")
+                + (c.strategy == PerformanceBench.shared ? "—" : Spread(bounded)?.text(f3) ?? "— (not all alone)")
                 + " | \(c.wallSpread.text(f2, unit: " s")) | "
                 + (c.isFanout ? String(disagreeing) : "(oracle)") + " | "
                 + (c.isFanout ? "\(rounds.reduce(0) { $0 + $1.alone }) of \(rounds.reduce(0) { $0 + $1.measurements })" : "—")

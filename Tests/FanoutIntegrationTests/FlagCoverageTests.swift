@@ -124,3 +124,33 @@ struct FlagCoverageTests {
         #expect(!Self.mentions("--keep-whole-x", "--keep-whole") && Self.mentions("[\"--keep-whole\", x]", "--keep-whole"))
     }
 }
+
+/// Every key fanout.yml accepts is documented in config/fanout.example.yml: the keys come from the parser's own
+/// `mapping(allowed: [...])` lists (ConfigFile.swift), each must appear there as `key:` (commented or not).
+struct ConfigKeyCoverageTests {
+    @Test func everyKeyTheParserAcceptsIsInTheExampleConfig() throws {
+        let parser = try String(contentsOf: repositoryRoot.appendingPathComponent("Sources/FanoutCoordinator/Config/ConfigFile.swift"),
+                                encoding: .utf8)
+        let example = try String(contentsOf: repositoryRoot.appendingPathComponent("config/fanout.example.yml"), encoding: .utf8)
+        var keys: Set<String> = []
+        var rest = parser[...]
+        while let r = rest.range(of: "allowed: [") {
+            let list = rest[r.upperBound...].prefix { $0 != "]" }
+            for part in list.split(separator: ",") {
+                let key = part.trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                if !key.isEmpty { keys.insert(key) }
+            }
+            rest = rest[r.upperBound...]
+        }
+        #expect(keys.count > 60 && keys.contains("not_exclusive") && keys.contains("proxy_jump"), "the parser's keys were read: \(keys.count)")
+        let documented = { (key: String) in
+            example.split(separator: "\n").contains { line in
+                let text = line.drop { $0 == " " || $0 == "#" || $0 == "-" || $0 == "{" }
+                return text.hasPrefix(key + ":") || line.contains(" " + key + ":") || line.contains("{" + key + ":")
+                    || line.contains("{ " + key + ":")
+            }
+        }
+        let missing = keys.filter { !documented($0) }.sorted()
+        #expect(missing.isEmpty, "keys fanout.yml accepts that config/fanout.example.yml does not show: \(missing)")
+    }
+}

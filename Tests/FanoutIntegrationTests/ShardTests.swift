@@ -72,6 +72,15 @@ import Testing
         let (xc, _, xe) = try await runCLI(["report", "merge", dir.file("s1"), dir.file("s3"), "--out", dir.file("partial")])
         #expect(xc == 3)
         #expect(xe.contains("shard 2/3 missing"), "\(xe)")
+        // A report it cannot read (cut short, as an upload that died would leave it): exit 2, naming the file.
+        let cut = dir.file("cut/report.json")
+        try FileManager.default.createDirectory(atPath: dir.file("cut"), withIntermediateDirectories: true)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: dir.file("s2/report.json")))
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let (uc, _, ue) = try await runCLI(["report", "merge", dir.file("s1"), dir.file("cut"), dir.file("s3"), "--out", dir.file("unread")])
+        #expect(uc == 2, "\(ue)")
+        #expect(ue.contains(cut), "names the file it cannot read: \(ue)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("unread/report.json")), "nothing merged from a partial read")
 
         let (pc, plan, perr) = try await runCLI(["plan"] + common + ["--shards", "3"], cwd: dir.path)
         #expect(pc == 0, "\(perr)")
