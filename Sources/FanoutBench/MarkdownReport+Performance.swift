@@ -61,7 +61,7 @@ extension MarkdownReport {
                 .compactMap { r in r.makespan.flatMap { m in r.boundAlone.map { m / max($0, 1e-9) } } }
             s += "| \(c.isFanout ? "**\(c.label)**" : c.label) | \(c.walls.count) | "
                 + (Spread(makespans)?.text(f2, unit: " s") ?? "—") + " | "
-                + (c.strategy == PerformanceBench.shared ? "—" : Spread(bounded)?.text(f3) ?? "— (not all alone)")
+                + (!c.isFanout || c.strategy == PerformanceBench.shared ? "—" : Spread(bounded)?.text(f3) ?? "— (not all alone)")
                 + " | \(c.wallSpread.text(f2, unit: " s")) | "
                 + (c.isFanout ? String(disagreeing) : "(oracle)") + " | "
                 + (c.isFanout ? "\(rounds.reduce(0) { $0 + $1.alone }) of \(rounds.reduce(0) { $0 + $1.measurements })" : "—")
