@@ -162,6 +162,34 @@ import Testing
         #expect(!afterReturn.isEmpty, "it ran units again: \(report.units.map { "\($0.agent) \($0.ending)" })")
     }
 
+    /// Re-admission backs off: after the loss it waits 1 s, then each refused deployment doubles the wait (1, 2, 4,
+    /// 8, then 15 s); once it deploys again it takes work. One that never comes back is given up after six tries,
+    /// with a warning, and the run ends with every test on the other agent.
+    @Test(arguments: [3, 10])
+    func aLostAgentIsTriedAgainWithBackoff(refusals: Int) async throws {
+        let clock = VirtualClock()
+        // Work enough for the steady agent to outlast every wait (1 + 2 + 4 + 8 + 15 + 15 = 45 s).
+        let script = Script.passing(classes: 14, tests: 1, seconds: 4)
+        let returning = ScriptedTransport(name: "returning", slots: 1, script: script, loseAfter: 1, comesBack: true,
+                                          refusesAfterLoss: refusals, clock: clock)
+        let outcome = try await run(script, on: [returning, ScriptedTransport(name: "steady", slots: 1, script: script, clock: clock)],
+                                    clock: clock) { $0.splitClasses = false }
+        let report = outcome.report
+        #expect(outcome.exitCode == .success, "\(report.warnings)")
+        expectEveryTestOnce(report, script)
+        let times = returning.prepareTimes
+        let gaps = zip(times.dropFirst(2), times.dropFirst()).map { $0 - $1 }
+        if refusals == 3 {
+            #expect(times.count == 5, "the first deployment, three refused, one that took: \(times)")
+            #expect(zip(gaps, [2.0, 4, 8]).allSatisfy { abs($0 - $1) < 1e-6 } && gaps.count == 3, "waits between tries: \(gaps)")
+            #expect(report.warnings.contains { $0.contains("agent returning is back and takes work again") }, "\(report.warnings)")
+        } else {
+            #expect(times.count == 7, "the first deployment, then six tries before it is given up: \(times)")
+            #expect(zip(gaps, [2.0, 4, 8, 15, 15]).allSatisfy { abs($0 - $1) < 1e-6 } && gaps.count == 5, "waits: \(gaps)")
+            #expect(report.warnings.contains { $0.contains("agent returning did not come back") }, "\(report.warnings)")
+        }
+    }
+
     /// A class whose name says nothing (not "performance") starts measuring beside other work on a first run: from
     /// its first measurement its agent takes nothing new, each measurement says whether it was taken alone, and the
     /// next run knows from the history that it measures, so it runs alone from its start.

@@ -30,6 +30,11 @@ public final class ScriptedTransport: Transport {
         var lostReason: String?
         var prepares = 0
         var commands: [Command] = []
+        /// Deployments refused after a loss before one succeeds again (re-admission attempts that fail).
+        var refusesAfterLoss = 0
+        var refusalsLeft = 0
+        /// When each deployment was tried (seconds on the run's clock), refused or not.
+        var prepareTimes: [Double] = []
     }
 
     /// - Parameters:
@@ -38,14 +43,21 @@ public final class ScriptedTransport: Transport {
     ///   - comesBack: after the loss the agent can be deployed to again (re-admission); else every later deployment
     ///     fails.
     ///   - clock: what scripted durations pass on.
+    ///   - refusesAfterLoss: after a loss, this many deployments fail before one succeeds (with `comesBack`).
     public init(name: String, slots: Int, script: Script, loseAfter: Int? = nil, comesBack: Bool = false,
-                clock: any Clock<Duration> = ContinuousClock()) {
+                refusesAfterLoss: Int = 0, clock: any Clock<Duration> = ContinuousClock()) {
         self.name = name
         self.clock = clock
         self.slots = slots
         self.script = script
-        state = Mutex(State(loseAfter: loseAfter, comesBack: comesBack))
+        runClock = RunClock(clock)
+        state = Mutex(State(loseAfter: loseAfter, comesBack: comesBack, refusesAfterLoss: refusesAfterLoss))
     }
+
+    private let runClock: RunClock
+
+    /// When each deployment was tried, in seconds since this transport was made (the run's start), refused or not.
+    public var prepareTimes: [Double] { state.withLock { $0.prepareTimes } }
 
     /// How many times the product was deployed here (1 + re-admissions).
     public var prepares: Int { state.withLock { $0.prepares } }
@@ -53,8 +65,14 @@ public final class ScriptedTransport: Transport {
     public var commands: [Command] { state.withLock { $0.commands } }
 
     public func prepare(product: TestProduct, runID: String) async throws -> String {
+        let now = runClock.now()
         try state.withLock { s in
+            s.prepareTimes.append(now)
             if let why = s.lost { throw ScriptedAgentLost(reason: why) }
+            if s.refusalsLeft > 0 {
+                s.refusalsLeft -= 1
+                throw ScriptedAgentLost(reason: "scripted: still unreachable")
+            }
             s.prepares += 1
         }
         return "/scripted/\(name)/" + (product.binary.split(separator: "/").last.map(String.init) ?? "tests.xctest")
@@ -75,7 +93,12 @@ public final class ScriptedTransport: Transport {
     public func shutdown() async {}
 
     public func reset() async {
-        state.withLock { s in if s.comesBack { s.lost = nil } }
+        state.withLock { s in
+            if s.comesBack, s.lost != nil {
+                s.lost = nil
+                s.refusalsLeft = s.refusesAfterLoss
+            }
+        }
     }
 
     public var isUsable: Bool { state.withLock { $0.lost == nil } }
