@@ -34,7 +34,7 @@ import Testing
 
         struct Helper { func measure(_ f: () -> Void) { f() } }
         """
-        #expect(MeasureCalls.measuringClasses(in: source) == ["SortBenchmarks", "Timing", "Speed"])
+        #expect(MeasureCalls.scan(source).classes == ["SortBenchmarks", "Timing", "Speed"])
     }
 
     @Test func declaringAMeasureMethodIsNotCallingIt() {

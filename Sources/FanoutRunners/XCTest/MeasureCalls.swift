@@ -5,12 +5,6 @@ import FanoutCore
 /// are then measured alone (README "Performance tests"). A reading of the text, not of the syntax tree: a call in a
 /// comment counts too, which costs a class its parallelism, never a measurement its quiet.
 public enum MeasureCalls {
-    /// The names of the classes in `source` whose bodies (or extensions' bodies) call a measure method.
-    public static func measuringClasses(in source: String) -> Set<String> {
-        let found = scan(source)
-        return found.whole.union(found.tests.keys)
-    }
-
     /// What measures in one source file, by class.
     public struct Found: Sendable, Hashable {
         /// Classes whose every measure call lies in a test method (`func test…`): those methods, by class.
@@ -18,6 +12,9 @@ public enum MeasureCalls {
         /// Classes with a measure call outside any test method (a helper, an override of `measure`): which of their
         /// tests measure cannot be read, so all of them count.
         public var whole: Set<String> = []
+
+        /// Every class that measures, whichever way.
+        public var classes: Set<String> { whole.union(tests.keys) }
 
         public init(tests: [String: Set<String>] = [:], whole: Set<String> = []) {
             self.tests = tests
