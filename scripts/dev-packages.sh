@@ -12,6 +12,7 @@ for entry in libssh2-1-dev:libssh2 libsqlite3-dev:sqlite3 libssl-dev:openssl zli
   pkg-config --exists "${entry#*:}" 2>/dev/null || missing+=("${entry%%:*}")
 done
 if ((${#missing[@]})) && ((EUID == 0)) && command -v apt-get >/dev/null 2>&1; then
+  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config) # how SwiftPM finds libssh2
   echo "== installing ${missing[*]} with apt-get (you are root)"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
