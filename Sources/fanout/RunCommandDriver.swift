@@ -25,7 +25,10 @@ struct RunCommandDriver {
                 exit(signal == SIGINT ? RunExitCode.interrupted.rawValue : RunExitCode.terminated.rawValue)
             }
         }
-        defer { signals.cancel() }
+        // Kept until the process exits, never cancelled: a second Ctrl-C that lands after the run's work ended (while
+        // the summary prints) must still quit at once with 130. With SIGINT's default back in place it killed the
+        // process by the signal instead, and stdout's buffered summary was lost with it.
+        defer { withExtendedLifetime(signals) {} }
 
         let outcome: FinishedRun
         do {
@@ -76,11 +79,5 @@ final class SignalWatcher: Sendable {
             source.resume()
         }
         sources = Mutex(made)
-    }
-
-    func cancel() {
-        sources.withLock { for s in $0 { s.cancel() } }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
     }
 }
