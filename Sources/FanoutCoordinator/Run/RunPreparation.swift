@@ -217,7 +217,7 @@ struct RunPreparation: Sendable {
     }
 
     /// Each destination's own timing history (estimates, flakiness and baselines never mix destinations).
-    /// Each destination's timing history, and the classes that have measured (performance classes).
+    /// Each destination's timing history, and the tests that have measured (by class).
     private func readHistories(_ destinations: [String], warnings: inout [String])
         -> ([String: TimingHistory], [SuiteID: Set<String>])
     {
