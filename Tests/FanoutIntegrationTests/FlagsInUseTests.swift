@@ -7,10 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct FlagsInUseTests {
     let captured = repositoryRoot.appendingPathComponent("Tests/Fixtures/Captured")
 
-    func report(_ dir: String) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/report.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
+    func report(_ dir: String) throws -> [String: Any] { try jsonReport(dir + "/report.json") }
 
     func results(_ report: [String: Any]) -> [String: [String: Any]] {
         var out: [String: [String: Any]] = [:]

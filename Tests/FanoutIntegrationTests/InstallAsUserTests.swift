@@ -34,14 +34,14 @@ struct InstallAsUserTests {
         let clone = home + "/fanout"
         let package = home + "/" + packagePath
         let root = ShellQuote.quote(repositoryRoot.path)
-        let (copied, copyOut) = await run("""
+        let (copied, copyOut, copyErr) = await sh("""
             mkdir -p \(ShellQuote.quote(clone)) \(ShellQuote.quote(package)) \
             && git -C \(root) archive --format=tar HEAD | tar -xf - -C \(ShellQuote.quote(clone)) \
             && git -C \(root) archive --format=tar HEAD Tests/Fixtures/DemoSuite | tar -xf - -C \(ShellQuote.quote(package)) --strip-components=3 \
             && printf '[safe]\\n\\tdirectory = *\\n' > \(ShellQuote.quote(home))/.gitconfig \
             && chmod 0755 \(ShellQuote.quote(dir.path)) && chown -R \(Self.user.uid):\(Self.user.gid) \(ShellQuote.quote(home))
             """)
-        try #require(copied == 0, "a fresh copy of HEAD for the user: \(copyOut)")
+        try #require(copied == 0, "a fresh copy of HEAD for the user: \(copyOut)\(copyErr)")
         // The user's shell: README's lines in order, each where the one before left it, and the demo's slow classes
         // left out (the liberty every README test takes: fanout.yml, as a user would edit it).
         let install = lines[0].text + " --debug"
@@ -73,7 +73,8 @@ struct InstallAsUserTests {
               env -i HOME=\(ShellQuote.quote(home)) PATH=/opt/swift/usr/bin:/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
               bash -c \(ShellQuote.quote(script))
             """
-        let (code, out) = await run("unshare --mount --propagation private sh -c \(ShellQuote.quote(hide))", timeout: 40 * 60)
+        let (code, stdout, stderr) = await sh("unshare --mount --propagation private sh -c \(ShellQuote.quote(hide))", timeout: 40 * 60)
+        let out = stdout + stderr
         #expect(code == 0, "README's first screen as a user without root: exit \(code)\n\(out.suffix(4000))")
         #expect(out.contains("fetching libssh2-1-dev libsqlite3-dev libssl-dev (Debian packages, no root needed)"),
                 "install.sh fetched the three packages itself: \(out.suffix(3000))")
@@ -83,15 +84,7 @@ struct InstallAsUserTests {
         #expect(out.contains("predicted (s)"), "fanout plan showed its split: \(out.suffix(2000))")
         #expect(out.contains("PASSED"), "fanout run built the package and ran it: \(out.suffix(2000))")
         // Everything the user made is the user's: nothing was written as root.
-        let (owned, owners) = await run("find \(ShellQuote.quote(home)) ! -uid \(Self.user.uid) | head -5")
+        let (owned, owners, _) = await sh("find \(ShellQuote.quote(home)) ! -uid \(Self.user.uid) | head -5")
         #expect(owned == 0 && owners.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "files not the user's: \(owners)")
-    }
-
-    /// `/bin/sh -c script`: its exit code and all its output.
-    func run(_ script: String, timeout: Double = 300) async -> (Int32, String) {
-        let (ending, out, err) = await LocalTransport(slots: 1).capture(
-            Command(executable: "/bin/sh", arguments: ["-c", script]), timeout: timeout)
-        let code: Int32 = if case .exited(let c) = ending { c } else { -1 }
-        return (code, String(decoding: out + err, as: UTF8.self))
     }
 }
