@@ -69,9 +69,12 @@ final class SignalWatcher: Sendable {
             made.append(DispatchSource.makeSignalSource(signal: sig, queue: .global()))
         }
         for (sig, source) in zip([SIGINT, SIGTERM], made) {
-            source.setEventHandler { [count] in
+            // Two signals that arrive before the handler runs are merged into one event: `data` says how many. (The
+            // handler holds its source: one watcher a process, alive until it exits.)
+            source.setEventHandler { [count, source] in
+                let arrived = max(1, Int(source.data))
                 let n = count.value.withLock { c -> Int in
-                    c += 1
+                    c += arrived
                     return c
                 }
                 handler(sig, n)
