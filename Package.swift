@@ -37,6 +37,9 @@ let package = Package(
         // Not a target: Sources/FanoutObserve is C preloaded into test processes (selective testing observes what
         // they use at run time). SwiftPM would link the Swift runtime into it, and with it the runtime's crash
         // handlers into every process it enters, so scripts/build-observer.sh builds it with clang alone.
+        // Queue mode's shared queue on PostgreSQL. libpq is loaded at run time (dlopen), not linked: fanout builds
+        // and runs without it, and only --queue needs it (docs/ARCHITECTURE.md, "Why PostgreSQL").
+        .target(name: "FanoutQueue", swiftSettings: strict),
         .target(name: "FanoutAgents", dependencies: [
             "FanoutCore", "FanoutSSH",
         ], swiftSettings: strict),
@@ -63,6 +66,7 @@ let package = Package(
         .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutAgentsTests", dependencies: ["FanoutAgents", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutSSHTests", dependencies: ["FanoutSSH"], swiftSettings: strict),
+        .testTarget(name: "FanoutQueueTests", dependencies: ["FanoutQueue", "FanoutTestSupport"], swiftSettings: strict),
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",

@@ -23,11 +23,20 @@ command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/benc
 command -v chromium >/dev/null 2>&1 || need+=(chromium)           # the tests open report.html in a real (headless) browser
 command -v groff >/dev/null 2>&1 || need+=(groff-base)           # the tests render the installed man page
 [[ -x /usr/bin/python3 ]] || need+=(python3)                      # the tests' stand-in xcodebuild/xcrun (replay harness)
+# Queue mode's tests start a private PostgreSQL server (its own folder, a temporary port, TLS certificates made with
+# openssl), never the system's service. The package brings libpq5, which fanout loads for --queue.
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 fi
 
 if ((${#need[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   echo "setup: installing ${need[*]} with apt-get$([[ -n $SUDO ]] && echo ' (through sudo: it needs root)')"
   $SUDO apt-get update -qq
+  if [[ " ${need[*]} " == *" postgresql "* ]]; then
+    # Debian's package would create (and start) a system cluster: the tests need none, so none is made.
+    $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+    echo 'create_main_cluster = false' | $SUDO tee /etc/postgresql-common/createcluster.d/fanout-no-main-cluster.conf >/dev/null
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi

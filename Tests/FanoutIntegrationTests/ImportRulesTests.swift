@@ -7,13 +7,14 @@ import Testing
     /// The modules of this package and the dependencies the table may name, by the short names the table uses.
     static let names: [String: String] = [
         "Core": "FanoutCore", "Runners": "FanoutRunners", "History": "FanoutHistory", "SSH": "FanoutSSH",
-        "Agents": "FanoutAgents", "Reports": "FanoutReports", "Coordinator": "FanoutCoordinator",
+        "Agents": "FanoutAgents", "Reports": "FanoutReports", "Coordinator": "FanoutCoordinator", "Queue": "FanoutQueue",
         "GRDB": "GRDB", "Yams": "Yams", "ArgumentParser": "ArgumentParser", "CLibSSH2": "CLibSSH2",
     ]
     /// Each module's folder under Sources/.
     static let folders = ["FanoutCore": "FanoutCore", "FanoutRunners": "FanoutRunners", "FanoutHistory": "FanoutHistory",
                           "FanoutSSH": "FanoutSSH", "FanoutAgents": "FanoutAgents", "FanoutReports": "FanoutReports",
-                          "FanoutCoordinator": "FanoutCoordinator", "fanout": "fanout", "fanout-bench": "FanoutBench"]
+                          "FanoutCoordinator": "FanoutCoordinator", "FanoutQueue": "FanoutQueue", "fanout": "fanout",
+                          "fanout-bench": "FanoutBench"]
 
     /// `| `Module` | owns | may import |` rows of the table, as module → allowed imports.
     static func table() throws -> [String: Set<String>] {
