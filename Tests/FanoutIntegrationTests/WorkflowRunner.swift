@@ -34,7 +34,7 @@ struct WorkflowRunner {
     /// Where artifacts, caches and workspaces live.
     let root: String
     /// `run:` steps (by id) not run here because they provision the machine (apt, installing fanout): the test puts
-    /// the fanout under test on PATH instead.
+    /// the fanout under test on PATH instead. CIExampleInstallTests runs those steps, as written, on their own.
     let provisioningSteps: Set<String>
     /// `${{ vars.NAME }}`, `${{ github.run_id }}`, `${{ github.ref_name }}`.
     var variables: [String: String] = [:]
