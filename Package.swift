@@ -44,7 +44,7 @@ let package = Package(
             "FanoutCore", "FanoutSSH",
         ], swiftSettings: strict),
         .target(name: "FanoutCoordinator", dependencies: [
-            "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports", "FanoutAgents",
+            "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports", "FanoutAgents", "FanoutQueue",
             .product(name: "Yams", package: "Yams"),
         ], swiftSettings: strict),
         // The CLI parses, calls the Coordinator and renders: reports through FanoutReports' writers.
@@ -54,7 +54,7 @@ let package = Package(
         ], swiftSettings: strict),
         // Benchmarks (not tests): generated suites, every alternative strategy, and large simulated fleets.
         .executableTarget(name: "fanout-bench", dependencies: [
-            "FanoutCore", "FanoutAgents",
+            "FanoutCore", "FanoutAgents", "FanoutQueue",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Sources/FanoutBench", swiftSettings: strict),
 
@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",
-            "FanoutSSH", "FanoutTestSupport",
+            "FanoutSSH", "FanoutTestSupport", "FanoutQueue",
             .product(name: "Yams", package: "Yams"), // reads config/ci/github-actions.yml to run its steps
         ], swiftSettings: strict),
     ]

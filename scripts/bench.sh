@@ -61,6 +61,11 @@
 #                                          rounds (default 3), every verdict checked and every measurement's measuredAlone
 #                                          counted. Results in $BENCH_DIR/results/performance-*.json; `fanout-bench report
 #                                          --results $BENCH_DIR/results --update` puts them into BENCHMARKS.md.
+#   scripts/bench.sh --queue [--repeat K]  queue mode's own cost (fanout-bench queue): a private PostgreSQL server
+#                                          (scripts/private-postgres.sh, stopped after), one job seeding 100,000 items,
+#                                          32 simulated jobs reserving and completing them until drained, every item done
+#                                          exactly once; K rounds (default 3): seeding time, items per second, reserve
+#                                          latency p50/p99, complete latency p99, medians with ranges
 #   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
 #                                          only that generated suite (as in --full; repeatable), and with --cases only
 #                                          those local strategies (`fanout-bench suite --help`); its results go to
@@ -72,7 +77,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 queue=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
@@ -83,6 +88,7 @@ while (($#)); do
     --selective) selective=1; shift ;;
     --mutations) mutations=1; shift ;;
     --performance) performance=1; shift ;;
+    --queue) queue=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -123,6 +129,18 @@ rounds_apart() {
   "$(swift build -c release --show-bin-path)/fanout-bench" "$1" --fanout "$fanout" --dir "$bench_dir" --repo "$root" \
     --rounds "$((repeat > 1 ? repeat : 3))" --json "$bench_dir/results/$2.json"
 }
+# ---- --queue: queue mode's cost at scale on a private PostgreSQL (fanout-bench queue) ---------------------------------
+if ((queue)); then
+  swift build -c release --product fanout-bench >/dev/null
+  pg_dir=$bench_dir/postgres
+  bash scripts/private-postgres.sh stop "$pg_dir" # a server a killed run left behind, by its PID file
+  read -r pg_url pg_pass < <(bash scripts/private-postgres.sh start "$pg_dir")
+  trap 'bash scripts/private-postgres.sh stop "$pg_dir"' EXIT
+  PGPASSFILE=$pg_pass "$(swift build -c release --show-bin-path)/fanout-bench" queue --url "$pg_url" \
+    --repeat "$((repeat > 1 ? repeat : 3))"
+  exit 0
+fi
+
 # ---- --hunt: flake hunting, `fanout run --repeat 20` against the loops a user writes (fanout-bench repeat) --------
 if ((hunt)); then
   rounds_apart repeat repeat

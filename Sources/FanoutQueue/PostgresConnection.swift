@@ -39,7 +39,9 @@ final class PostgresConnection: @unchecked Sendable {
             ("connect_timeout", String(max(2, timeout))),
             ("application_name", "fanout"),
             // A statement the server does not finish in 30 s, or a server that stops acknowledging for 15 s, fails.
-            ("options", "-c statement_timeout=30000"),
+            // Notices ("relation … already exists, skipping") would reach the terminal through libpq's default
+            // notice processor: only warnings and errors do.
+            ("options", "-c statement_timeout=30000 -c client_min_messages=warning"),
             ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
             ("tcp_user_timeout", "15000"),
         ]

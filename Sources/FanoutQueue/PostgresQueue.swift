@@ -125,26 +125,32 @@ public actor PostgresQueue: WorkQueue {
         try await run("reserving work of build \(build.id)") { s throws(QueueError) in
             _ = try s.query("UPDATE fanout_queue_workers SET last_seen = now() WHERE build_id = $1 AND session = $2",
                             [build.id, worker.session])
-            // An item queued again for its failures avoids the job that failed it while another job of the build is
+            // First an item whose holder let its lease lapse (the oldest work; few rows: at most one a slot), then
+            // the next queued one. Each is one index range scan in (build, state, priority, item) order that stops at
+            // the first row no other job holds: a reservation costs the same at item 1 and at item 100,000. An
+            // item queued again for its failures avoids the job that failed it while another job of the build is
             // alive (seen within a lease) and not finished.
-            let rows = try s.query("""
-                WITH next AS (
-                  SELECT item FROM fanout_queue_items
-                  WHERE build_id = $1 AND (state = 'queued' OR (state = 'reserved' AND lease_until < now()))
-                    AND (avoid_worker IS DISTINCT FROM $2 OR NOT EXISTS (
-                      SELECT 1 FROM fanout_queue_workers w
-                      WHERE w.build_id = $1 AND w.name <> $2 AND NOT w.finished
-                        AND w.last_seen > now() - make_interval(secs => $4::float8)))
-                  ORDER BY priority, item
-                  LIMIT 1
-                  FOR UPDATE SKIP LOCKED)
-                UPDATE fanout_queue_items i
-                SET state = 'reserved', token = i.token + 1, worker = $2, session = $3,
-                    lease_until = now() + make_interval(secs => $4::float8), first_worker = COALESCE(i.first_worker, $2)
-                FROM next WHERE i.build_id = $1 AND i.item = next.item
-                RETURNING i.item, i.token, i.payload, i.estimate, i.retry_of
-                """, [build.id, worker.name, worker.session, String(lease)])
-            return try rows.first.map(Self.reservation)
+            for candidates in ["state = 'reserved' AND lease_until < now()", "state = 'queued'"] {
+                let rows = try s.query("""
+                    WITH next AS (
+                      SELECT item FROM fanout_queue_items
+                      WHERE build_id = $1 AND \(candidates)
+                        AND (avoid_worker IS DISTINCT FROM $2 OR NOT EXISTS (
+                          SELECT 1 FROM fanout_queue_workers w
+                          WHERE w.build_id = $1 AND w.name <> $2 AND NOT w.finished
+                            AND w.last_seen > now() - make_interval(secs => $4::float8)))
+                      ORDER BY priority, item
+                      LIMIT 1
+                      FOR UPDATE SKIP LOCKED)
+                    UPDATE fanout_queue_items i
+                    SET state = 'reserved', token = i.token + 1, worker = $2, session = $3,
+                        lease_until = now() + make_interval(secs => $4::float8), first_worker = COALESCE(i.first_worker, $2)
+                    FROM next WHERE i.build_id = $1 AND i.item = next.item
+                    RETURNING i.item, i.token, i.payload, i.estimate, i.retry_of
+                    """, [build.id, worker.name, worker.session, String(lease)])
+                if let row = rows.first { return try Self.reservation(row) }
+            }
+            return nil
         }
     }
 

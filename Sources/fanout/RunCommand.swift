@@ -62,6 +62,21 @@ struct RunCommand: AsyncParsableCommand {
         + "BUILDKITE_PARALLEL_JOB/_COUNT.", valueName: "I/N"))
     var shard: String?
 
+    @Option(help: ArgumentHelp("Queue mode: take work from the shared queue of this CI build on a PostgreSQL server, as "
+        + "slots free up (the password from PGPASSWORD or PGPASSFILE, never in the URL). Default: `queue:` in fanout.yml.",
+        valueName: "postgres://USER@HOST:PORT/DATABASE"))
+    var queue: String?
+
+    @Option(help: ArgumentHelp("Queue mode: the build's id, the same for every job of it (default: $FANOUT_BUILD_ID, or "
+        + "the CI's own: GitHub's run, GitLab's pipeline, Buildkite's build, CircleCI's workflow, Jenkins' BUILD_TAG).",
+        valueName: "id"))
+    var buildId: String?
+
+    @Option(help: ArgumentHelp("Queue mode: this job's name within the build, kept when the CI retries it (default: "
+        + "$FANOUT_WORKER, or GitLab's CI_NODE_INDEX, Buildkite's BUILDKITE_PARALLEL_JOB, CircleCI's CIRCLE_NODE_INDEX).",
+        valueName: "name"))
+    var worker: String?
+
     mutating func run() async throws {
         var settings = try common.settings()
         if let reportDir { settings.reportDirectory = reportDir }
@@ -81,7 +96,16 @@ struct RunCommand: AsyncParsableCommand {
         if let seed { settings.seed = seed }
         if failOnPerfRegression { settings.failOnPerfRegression = true }
         if let baselines { settings.baselinesPath = baselines }
-        settings.shard = try ShardSelection.resolve(flag: shard, environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        settings.queue = try QueueJob.resolve(url: queue, buildID: buildId, worker: worker, environment: environment,
+                                              configured: settings.configuredQueue)
+        if settings.configuredQueue != nil, settings.queue == nil {
+            Terminal.err("fanout: fanout.yml names a queue, and no build id is known here (no --build-id, FANOUT_BUILD_ID "
+                + "or CI build): an ordinary run, not queue mode")
+        }
+        // In queue mode the CI's parallel-job variables name the worker, not a static shard.
+        settings.shard = settings.queue == nil || shard != nil
+            ? try ShardSelection.resolve(flag: shard, environment: environment) : nil
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)

@@ -51,9 +51,11 @@ public final class PrivatePostgres: Sendable {
         guard let bin = binaries else {
             throw Failure(description: "PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin/postgres): run scripts/setup.sh")
         }
+        sweepOrphans()
         let dir = NSTemporaryDirectory() + "fanout-postgres-" + UUID().uuidString.prefix(8)
         let asRoot = getuid() == 0
         try FileManager.default.createDirectory(atPath: dir + "/socket", withIntermediateDirectories: true)
+        try String(getpid()).write(toFile: dir + "/owner", atomically: true, encoding: .utf8)
         // As root the server runs as nobody: the folder is theirs, and the CA's files readable by the tests.
         let certificates = """
             set -e
@@ -99,7 +101,11 @@ public final class PrivatePostgres: Sendable {
             try p.run()
             let server = PrivatePostgres(port: port, directory: dir, pid: p.processIdentifier, caCertificate: dir + "/ca.crt", bin: bin)
             registerAtExit(server)
-            if try await server.waitUntilReady(process: p) {
+            do {
+                guard try await server.waitUntilReady(process: p) else {
+                    server.stop()
+                    continue
+                }
                 // One statement a call: psql -c runs several in one transaction, and CREATE DATABASE refuses that.
                 for sql in ["CREATE ROLE queue_user LOGIN PASSWORD '\(queuePassword)'",
                             "CREATE ROLE tls_user LOGIN PASSWORD '\(tlsPassword)'",
@@ -110,8 +116,10 @@ public final class PrivatePostgres: Sendable {
                     try await server.admin(sql)
                 }
                 return server
+            } catch {
+                server.stop() // a server that started but could not be set up is not left running
+                throw error
             }
-            server.stop()
         }
         let log = (try? String(contentsOfFile: dir + "/server.log", encoding: .utf8)) ?? ""
         throw Failure(description: "the private PostgreSQL did not start on any of 5 ports: \(log.suffix(2000))")
@@ -160,6 +168,20 @@ public final class PrivatePostgres: Sendable {
             if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Servers whose test process died without stopping them (killed: no exit handler ran): stopped by the PID in
+    /// their postmaster.pid, their folders removed. Each folder names its owner's PID in `owner`.
+    static func sweepOrphans() {
+        let base = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix("fanout-postgres-") {
+            let dir = base + name
+            guard let owner = (try? String(contentsOfFile: dir + "/owner", encoding: .utf8)).flatMap({ Int32($0) }),
+                  kill(owner, 0) != 0, errno == ESRCH else { continue }
+            let pid = (try? String(contentsOfFile: dir + "/data/postmaster.pid", encoding: .utf8))?
+                .split(separator: "\n").first.flatMap { Int32($0) }
+            if let pid { stop(pid: pid, directory: dir) } else { try? FileManager.default.removeItem(atPath: dir) }
+        }
     }
 
     private static let running = Mutex<[(Int32, String)]>([])

@@ -40,7 +40,7 @@ public enum ConfigFile {
                                              "destination", "agents", "known_hosts", "ssh_config", "host_key_policy", "ssh", "retries",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
                                              "exclusive", "not_exclusive", "performance", "baselines", "fail_on_perf_regression",
-                                             "quarantine", "selective"])
+                                             "quarantine", "selective", "queue"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -90,6 +90,16 @@ public enum ConfigFile {
             if let v = o["keep_remote"] { settings.ssh.keepRemote = try v.bool() }
             if let v = o["bundles_kept"] { settings.ssh.bundlesKept = try v.int(min: 1) }
             if let v = o["lease"] { settings.ssh.leaseSeconds = try v.int(min: 3) }
+        }
+        if let queue = keys["queue"] {
+            // The URL and the timings; the build id and the worker come from flags, FANOUT_* or the CI (QueueJob).
+            let q = try queue.mapping(allowed: ["url", "lease", "seed_wait", "expires_after"])
+            guard let url = q["url"] else { throw queue.fail("needs a url (postgres://USER@HOST:PORT/DATABASE)") }
+            var job = QueueJob(url: try url.string(), build: "", worker: "")
+            if let v = q["lease"] { job.lease = try v.double(min: 3) }
+            if let v = q["seed_wait"] { job.seedWait = try v.double(min: 1) }
+            if let v = q["expires_after"] { job.expiresAfter = try v.double(min: 60) }
+            settings.configuredQueue = job
         }
         if let agents = keys["agents"] {
             settings.agents = try agents.list().map { node throws(FanoutError) in

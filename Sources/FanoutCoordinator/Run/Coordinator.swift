@@ -100,8 +100,14 @@ public final class Coordinator: Sendable {
         progress(.planned(tests: prepared.testCount, items: prepared.items.count, slots: prepared.slots,
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
-        let state = Dispatcher(scheduler: Scheduler(items: prepared.items, options: preparation.schedulerOptions),
-                               items: prepared.items, requeueBudget: settings.requeueBudget,
+        // Queue mode: the plan seeds the build's queue (when this job is the first), and the work comes from there.
+        let feed: QueueFeed? = if let job = settings.queue {
+            try await QueueFeed.join(job, items: Scheduler(items: prepared.items, options: preparation.schedulerOptions).queuedItems,
+                                     progress: progress)
+        } else { nil }
+        let planned = feed == nil ? prepared.items : []
+        let state = Dispatcher(scheduler: Scheduler(items: planned, options: preparation.schedulerOptions),
+                               items: planned, requeueBudget: settings.requeueBudget,
                                retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots, clock: clock,
                                deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
                                capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
@@ -121,7 +127,11 @@ public final class Coordinator: Sendable {
                                       attachments: AttachmentWriter(directory: reportDirectory))
         let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state, progress: progress,
                                  execution: execution)
+        if feed != nil { await state.openFeed() }
+        let feeding = feed.map { f in Task { await f.run(state) } }
         let (interrupted, usable) = await dispatch(transports: transports, server: server)
+        feeding?.cancel()
+        await feeding?.value
         await fleet.shutdown()
         if usable.isEmpty, !nothingToRun {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
@@ -189,7 +199,8 @@ public final class Coordinator: Sendable {
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork,
                              cpuPacking: settings.cpuPacking),
-            slotsServing: serving, items: prepared.items, units: ledger.finished.map(\.record),
+            slotsServing: serving, items: settings.queue == nil ? prepared.items : await state.queueTaken,
+            units: ledger.finished.map(\.record),
             results: prepared.quarantine.apply(to: await state.results(reasonForMissing: reason)), measurements: ledger.measurements,
             warnings: ledger.warnings, steals: await state.steals, shard: settings.shard, wall: now)
         if settings.isRepeating {

@@ -12,7 +12,7 @@ actor Dispatcher {
     /// Slots waiting for work: their continuations, and how many per agent.
     private var waiters: [CheckedContinuation<Void, Never>] = []
     var idle: [String: Int] = [:]
-    private var stopped = false
+    private(set) var stopped = false
     private var timerArmed = false
     let clock: RunClock
     let progress: ProgressHandler
@@ -53,8 +53,15 @@ actor Dispatcher {
     /// CPU-aware packing (Dispatcher+Capacity.swift, the rule is `CapacityPolicy`); nil: off.
     let capacity: CapacityPolicy?
 
+    /// Queue mode (Dispatcher+Queue.swift): the build's queue may still give work (slots wait rather than end), and
+    /// the tests of each queue item taken whose verdicts are not all in yet.
+    var feedOpen = false
+    var openQueueItems: [Int: [RunLedger.ResultKey]] = [:]
+    /// Every item taken from the queue (the job's share: its report's classes).
+    var queueTaken: [WorkItem] = []
+
     /// What the units produced.
-    private(set) var ledger: RunLedger
+    var ledger: RunLedger
 
     /// A unit running on a slot, as the dispatcher tracks it.
     struct Running {
@@ -128,7 +135,7 @@ actor Dispatcher {
                 running[unit.id] = Running(unit: unit, start: t, agent: slot.agent, twin: nil, isBackup: false)
                 return unit
             }
-            if running.isEmpty { return nil }
+            if running.isEmpty && !feedOpen { return nil }
             // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
             let saturated = capacity != nil && machine?.isSaturated == true
             if !held, let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
@@ -188,7 +195,7 @@ actor Dispatcher {
     func overhead(on agent: String) -> Double? { ledger.overhead(on: agent) }
 
     /// Work is queued or running: a lost agent is worth re-admitting.
-    var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty) }
+    var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty || feedOpen) }
 
     /// An agent is deployed, takes work for these destinations, and is of this hardware class.
     func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?,

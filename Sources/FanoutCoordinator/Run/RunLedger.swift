@@ -9,9 +9,9 @@ struct RunLedger: Sendable {
         var test: TestID
     }
 
-    private let expected: [ResultKey: (TestID, Framework)]
+    private var expected: [ResultKey: (TestID, Framework)]
     /// Test runs the run asks for: every test once, or once per repetition under `--repeat`.
-    private let expectedRuns: Int
+    private var expectedRuns: Int
     /// The hardware class of each destination that runs on a device (its model and OS), whatever agent runs it.
     private let deviceClasses: [String: String]
     /// `--repeat`: the run's seed (each unit's `FANOUT_SEED` derives from it).
@@ -36,6 +36,15 @@ struct RunLedger: Sendable {
         self.deviceClasses = deviceClasses
         self.runSeed = runSeed
         self.progress = progress
+    }
+
+    /// Queue mode: work taken from the build's queue adds its tests to those the run asks for.
+    mutating func expect(_ items: [WorkItem]) {
+        for item in items {
+            for id in item.testIDs where expected.updateValue((id, item.framework), forKey: ResultKey(destination: item.destination, test: id)) == nil {
+                expectedRuns += 1
+            }
+        }
     }
 
     mutating func warn(_ text: String) {
@@ -132,7 +141,12 @@ struct RunLedger: Sendable {
     /// Every test that was asked for, exactly once, with all of its attempts and its verdict (`Verdict.test`). Tests
     /// that never got an attempt are not run, with the reason.
     func results(reasonForMissing reason: String) -> [TestResult] {
-        expected.map { key, value -> TestResult in
+        results(of: Array(expected.keys), reasonForMissing: reason)
+    }
+
+    /// The results of these tests (as `results(reasonForMissing:)`), those the run asks for.
+    func results(of keys: [ResultKey], reasonForMissing reason: String) -> [TestResult] {
+        keys.compactMap { key in expected[key].map { (key, $0) } }.map { key, value -> TestResult in
             var tries = attempts[key] ?? []
             if tries.isEmpty {
                 tries = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reason)],

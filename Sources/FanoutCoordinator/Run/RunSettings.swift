@@ -104,6 +104,10 @@ public struct RunSettings: Sendable, Hashable {
     public var ssh = SSHSettings()
     /// Run only this shard of a split across CI jobs (`--shard I/N`, `FANOUT_SHARD`, or the CI system's own variables).
     public var shard: Shard?
+    /// Queue mode (`--queue`): the job takes its work from its CI build's shared queue instead of planning it all.
+    public var queue: QueueJob?
+    /// `queue:` in fanout.yml (its URL and timings); `--queue` and the job's identity complete it into `queue`.
+    public var configuredQueue: QueueJob?
 
     public init() {}
 
@@ -168,6 +172,20 @@ public struct RunSettings: Sendable, Hashable {
             }
         }
         _ = try activeDestinations()
+        if let queue {
+            if isRepeating {
+                throw FanoutError("--repeat and --until-failure do not run in queue mode",
+                                  hint: "Hunt flaky tests in a run of their own, without --queue.")
+            }
+            if shard != nil {
+                throw FanoutError("--shard and --queue both say how to share the work: give one of them",
+                                  hint: "In queue mode every job takes work from the queue as its slots free up.")
+            }
+            guard queue.lease >= 3, queue.seedWait > 0, queue.expiresAfter > 0 else {
+                throw FanoutError("queue: lease must be at least 3 s, seed_wait and expires_after positive",
+                                  hint: "The defaults: lease 30, seed_wait 120, expires_after 86400.")
+            }
+        }
         _ = try ClassPatterns(exclusive, option: "exclusive")
         _ = try ClassPatterns(notExclusive, option: "not_exclusive")
         guard ["debug", "release"].contains(configuration) else {

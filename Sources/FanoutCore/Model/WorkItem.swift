@@ -69,6 +69,9 @@ public struct WorkItem: Hashable, Codable, Sendable {
     /// `feedback_first`: what a change most likely broke (its target changed, or the class failed recently) starts
     /// before everything else, longest first among themselves. nil: an ordinary item.
     public var startsFirst: Bool?
+    /// Queue mode: the number of the item of the build's shared queue this work came from (its leftovers, retries and
+    /// stolen parts keep it), so the job knows when everything of that item has its verdict. nil: not from a queue.
+    public var queueItem: Int?
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {

@@ -91,6 +91,11 @@ public struct Scheduler: Sendable {
             : Self.longestFirstMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
     }
 
+    /// The items still queued, in no particular order.
+    public var queuedItems: [WorkItem] {
+        queue.indices.filter { !taken[$0] }.map { queue[$0] } + returned
+    }
+
     /// Estimated seconds of work still queued.
     public var remainingWork: Double { remaining }
     /// Items still queued.

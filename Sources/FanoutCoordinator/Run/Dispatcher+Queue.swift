@@ -1,0 +1,50 @@
+import FanoutCore
+
+/// Queue mode: the run's work arrives from its CI build's shared queue (`QueueFeed` reserves it) instead of being
+/// planned whole at the start. The dispatcher keeps doing what it does with it (batches, stealing, retries, time
+/// limits); it also says when every test of a queue item has its verdict here, so the item can be completed.
+extension Dispatcher {
+    /// Opens the feed: slots with nothing to do wait for work from the queue instead of ending.
+    func openFeed() {
+        feedOpen = true
+    }
+
+    /// Work reserved from the queue joins the local queue; its tests join those the run asks for.
+    func offer(_ items: [WorkItem]) {
+        guard !items.isEmpty else { return }
+        ledger.expect(items)
+        queueTaken += items
+        for item in items {
+            guard let number = item.queueItem else { continue }
+            openQueueItems[number, default: []] += item.testIDs.map { RunLedger.ResultKey(destination: item.destination, test: $0) }
+        }
+        scheduler.requeue(items)
+        reportStatus()
+        wakeAll()
+    }
+
+    /// The queue has nothing more for this job: slots end once the work here is done.
+    func closeFeed() {
+        feedOpen = false
+        wakeAll()
+    }
+
+    /// How many items the feed should reserve now: a slot waits and nothing is queued here.
+    var demand: Int {
+        guard !stopped, scheduler.isEmpty, stolenParts.isEmpty else { return 0 }
+        return idle.values.reduce(0, +)
+    }
+
+    /// Queue items none of whose work is queued, running or waiting here any more (their leftovers, retries and stolen
+    /// parts keep the item's number): each with its tests' results. They are no longer open.
+    func takeSettled() -> [(item: Int, results: [TestResult])] {
+        var busy = Set(scheduler.queuedItems.compactMap(\.queueItem))
+        for r in running.values { busy.formUnion(r.unit.items.compactMap(\.queueItem)) }
+        for part in stolenParts { busy.formUnion(part.items.compactMap(\.queueItem)) }
+        let settled = openQueueItems.keys.filter { !busy.contains($0) }.sorted()
+        return settled.map { number in
+            let keys = openQueueItems.removeValue(forKey: number) ?? []
+            return (number, ledger.results(of: keys, reasonForMissing: "the run was interrupted before this test ran"))
+        }
+    }
+}
