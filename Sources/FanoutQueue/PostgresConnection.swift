@@ -41,7 +41,8 @@ final class PostgresConnection: @unchecked Sendable {
             // A statement the server does not finish in 30 s, or a server that stops acknowledging for 15 s, fails.
             // Notices ("relation … already exists, skipping") would reach the terminal through libpq's default
             // notice processor: only warnings and errors do.
-            ("options", "-c statement_timeout=30000 -c client_min_messages=warning"),
+            // A transaction left open by a connection that broke holds its row locks only a minute.
+            ("options", "-c statement_timeout=30000 -c idle_in_transaction_session_timeout=60000 -c client_min_messages=warning"),
             ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
             ("tcp_user_timeout", "15000"),
         ]

@@ -58,7 +58,8 @@ public actor PostgresQueue: WorkQueue {
                 switch error {
                 case .connectionLost, .unreachable:
                     connection = nil
-                    guard attempt < backoff.count else { throw error }
+                    // A run that is stopping does not wait for a server that does not answer.
+                    guard attempt < backoff.count, !Task.isCancelled else { throw error }
                     notice("queue: \(what): \(error); trying again in \(formatted(backoff[attempt])) s")
                     try? await Task.sleep(for: .seconds(backoff[attempt]))
                     attempt += 1
@@ -79,7 +80,10 @@ public actor PostgresQueue: WorkQueue {
         let location = location.url
         return try await run("joining build \(build.id)") { s throws(QueueError) in
             try s.transaction { () throws(QueueError) -> QueueRole in
+                // The wait for another job's seed is bounded by `seconds`; the seed itself (up to 100,000 rows) by
+                // the same and a margin, not by the session's 30 s statement limit.
                 _ = try s.query("SET LOCAL lock_timeout = '\(Int(max(1, seconds) * 1000))ms'")
+                _ = try s.query("SET LOCAL statement_timeout = '\(Int((max(1, seconds) + 30) * 1000))ms'")
                 _ = try s.query("DELETE FROM fanout_queue_builds WHERE expires_at < now()")
                 let claimed: PostgresConnection.Rows
                 do throws(QueueError) {
@@ -90,9 +94,9 @@ public actor PostgresQueue: WorkQueue {
                         """, [build.id, build.fingerprint, worker.name, String(build.requeueBudget), String(items.count),
                               String(build.expiresAfter)])
                 } catch .statement(_, .some("55P03"), _) {
-                    // The seeding job's transaction still holds the build's row: it did not commit in time.
-                    let holder = (try? s.query("SELECT seeder FROM fanout_queue_builds WHERE build_id = $1", [build.id]))?.first?.first
-                    throw QueueError.notSeeded(build: build.id, seeder: (holder ?? nil) ?? "another job", seconds: seconds)
+                    // The seeding job's transaction still holds the build's row: it did not commit in time. (Its row is
+                    // not visible before it commits: the seeder cannot be named.)
+                    throw QueueError.notSeeded(build: build.id, seeder: "another job", seconds: seconds)
                 }
                 let role: QueueRole
                 if claimed.isEmpty {
@@ -130,7 +134,8 @@ public actor PostgresQueue: WorkQueue {
             // the first row no other job holds: a reservation costs the same at item 1 and at item 100,000. An
             // item queued again for its failures avoids the job that failed it while another job of the build is
             // alive (seen within a lease) and not finished.
-            for candidates in ["state = 'reserved' AND lease_until < now()", "state = 'queued'"] {
+            // (Never this session's own lapsed item: it still runs it, and renewing gives the lease back.)
+            for candidates in ["state = 'reserved' AND lease_until < now() AND session IS DISTINCT FROM $3", "state = 'queued'"] {
                 let rows = try s.query("""
                     WITH next AS (
                       SELECT item FROM fanout_queue_items
@@ -205,6 +210,19 @@ public actor PostgresQueue: WorkQueue {
         }
     }
 
+    public func release(_ reservations: [Reservation], of build: QueueBuild, by worker: QueueWorker) async throws(QueueError) {
+        guard !reservations.isEmpty else { return }
+        let tokens = try Self.json(reservations.map { ["item": $0.item, "token": $0.token] })
+        _ = try await run("giving back work of build \(build.id)") { s throws(QueueError) in
+            try s.query("""
+                UPDATE fanout_queue_items i SET state = 'queued', lease_until = NULL, worker = NULL, session = NULL
+                FROM jsonb_array_elements($3::jsonb) r
+                WHERE i.build_id = $1 AND i.item = (r->>'item')::int AND i.token = (r->>'token')::int
+                  AND i.session = $2 AND i.state = 'reserved'
+                """, [build.id, worker.session, tokens])
+        }
+    }
+
     public func state(_ build: QueueBuild) async throws(QueueError) -> QueueState {
         try await run("reading the state of build \(build.id)") { s throws(QueueError) in
             let row = try s.query("""
@@ -239,8 +257,13 @@ public actor PostgresQueue: WorkQueue {
 
     public func results(_ build: QueueBuild) async throws(QueueError) -> [StoredResult] {
         try await run("reading the results of build \(build.id)") { s throws(QueueError) in
-            try s.query("SELECT item, test, failed, payload, worker FROM fanout_queue_results WHERE build_id = $1 ORDER BY seq",
-                        [build.id]).map { row in
+            // Only the results of each item's current reservation, once it is done (an item a retried job took again
+            // counts with its new results).
+            try s.query("""
+                SELECT r.item, r.test, r.failed, r.payload, r.worker FROM fanout_queue_results r
+                JOIN fanout_queue_items i ON i.build_id = r.build_id AND i.item = r.item AND i.token = r.token
+                WHERE r.build_id = $1 AND i.state = 'done' ORDER BY r.seq
+                """, [build.id]).map { row in
                 StoredResult(item: Int(row[0] ?? "") ?? 0, test: row[1] ?? "", failed: row[2] == "t", payload: row[3] ?? "",
                              worker: row[4] ?? "")
             }

@@ -23,6 +23,9 @@ public protocol WorkQueue: Sendable {
     /// (the tests to run again, on another job when there is one).
     func complete(_ reservation: Reservation, of build: QueueBuild, by worker: QueueWorker, results: [QueuedResult],
                   retry: QueueItem?) async throws(QueueError) -> Completion
+    /// Gives reservations back unfinished (the job stops: interrupted): their items are queued again at once, for any
+    /// job, and a result sent later under these reservations is refused.
+    func release(_ reservations: [Reservation], of build: QueueBuild, by worker: QueueWorker) async throws(QueueError)
     /// Items by state.
     func state(_ build: QueueBuild) async throws(QueueError) -> QueueState
     /// What a job of this name took the first time (a CI retry of a job re-runs its share), reserved again for

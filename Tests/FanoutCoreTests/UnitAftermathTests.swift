@@ -71,6 +71,16 @@ import Testing
         #expect(RetryPolicy(retries: 0).items(for: unit, result: result, agent: "agent-1").isEmpty)
     }
 
+    /// Queue mode: a retry belongs to the queue item of the try it repeats, so the item is not completed before it.
+    @Test func aRetryKeepsItsQueueItem() throws {
+        var queued = a
+        queued.queueItem = 42
+        let unit = WorkUnit(id: 9, items: [queued])
+        let result = collect(.exited(1), ended: [(tid("A", 0), .failed)], unit: unit)
+        let retry = try #require(RetryPolicy(retries: 1).items(for: unit, result: result, agent: "agent-1").first)
+        #expect(retry.queueItem == 42)
+    }
+
     @Test func aTestThatUsedItsRetriesIsNotRetriedAgain() {
         var again = a
         again.retry = 2

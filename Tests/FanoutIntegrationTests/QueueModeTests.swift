@@ -48,7 +48,7 @@ import Testing
     /// What the queue recorded for the build, as the reference has it; and the tests recorded more than once.
     func recorded(_ b: Build) async throws -> (outcomes: [String], twice: [String]) {
         let q = PostgresQueue(try QueueLocation(b.server.url()))
-        setenv("PGPASSFILE", try b.server.passwordFile(), 1)
+        _ = try b.server.passwordFile() // PGPASSFILE, for this process's own connection
         try await q.open()
         let results = try await q.results(QueueBuild(id: b.id, fingerprint: ""))
         await q.close()

@@ -9,7 +9,7 @@ import Testing
 enum QueueServer {
     static let shared = Task { () throws -> PrivatePostgres in
         let server = try await PrivatePostgres.start()
-        setenv("PGPASSFILE", try server.passwordFile(), 1)
+        _ = try server.passwordFile() // sets PGPASSFILE
         return server
     }
 
@@ -127,6 +127,24 @@ final class Locked<Value: Sendable>: Sendable {
         let onTime = try await q.complete(second, of: build, by: alive, results: [QueuedResult(test: "t", failed: false, payload: "on time")], retry: nil)
         #expect(onTime.accepted)
         #expect(try await q.results(build).map(\.payload) == ["on time"], "one result for the test: the holder's")
+    }
+
+    @Test func aStoppingJobGivesItsWorkBackAtOnceAndItsLateResultIsRefused() async throws {
+        let build = QueueServer.build("release")
+        let q = try await QueueServer.queue()
+        let stopping = QueueServer.worker("stopping"), other = QueueServer.worker("other")
+        _ = try await q.join(build, as: stopping, items: QueueServer.items(2), within: 30)
+        let held = try #require(try await q.reserve(build, for: stopping, lease: 600))
+        try await q.release([held], of: build, by: stopping)
+        // Back at once (its 600 s lease did not have to lapse), and first in line again.
+        let taken = try #require(try await q.reserve(build, for: other, lease: 30))
+        #expect(taken.item == held.item && taken.token == held.token + 1)
+        #expect(!(try await q.complete(held, of: build, by: stopping, results: [], retry: nil)).accepted)
+        #expect(try await q.complete(taken, of: build, by: other, results: [], retry: nil).accepted)
+        // Giving back what another job holds changes nothing.
+        let second = try #require(try await q.reserve(build, for: other, lease: 30))
+        try await q.release([second], of: build, by: stopping)
+        #expect(try await q.state(build) == QueueState(queued: 0, reserved: 1, done: 1))
     }
 
     @Test func renewingKeepsTheLeaseAndALapsedOneNobodyTookStillCounts() async throws {

@@ -125,18 +125,30 @@ public final class PrivatePostgres: Sendable {
         throw Failure(description: "the private PostgreSQL did not start on any of 5 ports: \(log.suffix(2000))")
     }
 
-    /// A libpq password file (mode 0600, as libpq requires) with the roles' passwords, `wrong_user`'s wrong.
+    /// The libpq password file of the test process (mode 0600, as libpq requires), holding the roles' passwords of
+    /// every private server it started (`wrong_user`'s wrong). One file for all: PGPASSFILE is the process's, and two
+    /// suites with servers of their own must not take it from each other. Sets PGPASSFILE to it.
     public func passwordFile() throws -> String {
-        let path = directory + "/pgpass"
-        try """
-            127.0.0.1:\(port):queue:queue_user:\(Self.queuePassword)
-            127.0.0.1:\(port):queue:tls_user:\(Self.tlsPassword)
-            127.0.0.1:\(port):queue:wrong_user:wrong-\(Self.queuePassword)
+        try Self.passwords.withLock { written in
+            if !written.contains(port) {
+                let lines = """
+                    127.0.0.1:\(port):queue:queue_user:\(Self.queuePassword)
+                    127.0.0.1:\(port):queue:tls_user:\(Self.tlsPassword)
+                    127.0.0.1:\(port):queue:wrong_user:wrong-\(Self.queuePassword)
 
-            """.write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o600)
-        return path
+                    """
+                let old = (try? String(contentsOfFile: Self.passwordPath, encoding: .utf8)) ?? ""
+                try (old + lines).write(toFile: Self.passwordPath, atomically: true, encoding: .utf8)
+                chmod(Self.passwordPath, 0o600)
+                written.insert(port)
+            }
+            setenv("PGPASSFILE", Self.passwordPath, 1)
+            return Self.passwordPath
+        }
     }
+
+    private static let passwordPath = NSTemporaryDirectory() + "fanout-pgpass-\(getpid())"
+    private static let passwords = Mutex<Set<Int>>([])
 
     /// Waits (at most 30 s) until the server accepts connections; false when it exited (its port was taken).
     private func waitUntilReady(process: Process) async throws -> Bool {
@@ -186,7 +198,10 @@ public final class PrivatePostgres: Sendable {
 
     private static let running = Mutex<[(Int32, String)]>([])
     private static let exitHandler: Void = {
-        atexit { for (pid, dir) in PrivatePostgres.running.withLock({ $0 }) { PrivatePostgres.stop(pid: pid, directory: dir) } }
+        atexit {
+            for (pid, dir) in PrivatePostgres.running.withLock({ $0 }) { PrivatePostgres.stop(pid: pid, directory: dir) }
+            unlink(PrivatePostgres.passwordPath)
+        }
     }()
 
     private static func registerAtExit(_ server: PrivatePostgres) {

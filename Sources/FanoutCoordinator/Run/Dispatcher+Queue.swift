@@ -38,6 +38,8 @@ extension Dispatcher {
     /// Queue items none of whose work is queued, running or waiting here any more (their leftovers, retries and stolen
     /// parts keep the item's number): each with its tests' results. They are no longer open.
     func takeSettled() -> [(item: Int, results: [TestResult])] {
+        // Interrupted: what was cut short is not a verdict. The items stay open; the feed gives them back.
+        guard !stopped else { return [] }
         var busy = Set(scheduler.queuedItems.compactMap(\.queueItem))
         for r in running.values { busy.formUnion(r.unit.items.compactMap(\.queueItem)) }
         for part in stolenParts { busy.formUnion(part.items.compactMap(\.queueItem)) }

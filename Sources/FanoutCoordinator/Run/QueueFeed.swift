@@ -63,12 +63,13 @@ struct QueueFeed: Sendable {
         let decoder = JSONConventions.decoder()
         do throws(QueueError) {
             while !Task.isCancelled {
-                try await complete(await dispatcher.takeSettled(), held: &held)
                 if await dispatcher.stopped { break }
+                try await complete(await dispatcher.takeSettled(), held: &held)
                 if !held.isEmpty, ContinuousClock.now - lastRenewal >= .seconds(job.lease / 3) {
                     let still = try await queue.renew(build, for: worker, lease: job.lease)
                     lastRenewal = .now
-                    for lost in held.keys where !still.contains(lost) {
+                    for lost in held.keys.sorted() where !still.contains(lost) {
+                        held[lost] = nil // another job runs it now: nothing of it is this job's to complete
                         progress(.warning("queue item \(lost): its lease lapsed and another job holds it now; what runs here of it will not count in the build's results"))
                     }
                 }
@@ -94,6 +95,12 @@ struct QueueFeed: Sendable {
         } catch {
             progress(.warning("queue mode stopped taking work: \(error). What this job holds is left to the other jobs "
                 + "once its leases lapse."))
+        }
+        // Stopped (interrupted, or the queue failed): what this job holds and has not finished goes back to the queue
+        // at once, for the other jobs, rather than after its leases lapse. One attempt: a stopping run does not wait.
+        if !held.isEmpty {
+            try? await queue.release(Array(held.values), of: build, by: worker)
+            progress(.phase("queue: gave \(held.count) unfinished item\(held.count == 1 ? "" : "s") back to build \(job.build)"))
         }
         await dispatcher.closeFeed()
         try? await queue.leave(build, as: worker)

@@ -32,6 +32,7 @@ public struct RemeasurePolicy: Sendable, Hashable {
                                  tests: names, isWholeSuite: false, estimate: max(seconds, 0.01), source: item.source,
                                  retry: item.retry)
             again.exclusive = true
+            again.queueItem = item.queueItem // queue mode: its verdict is the queue item's too
             out.append(again)
         }
         return out

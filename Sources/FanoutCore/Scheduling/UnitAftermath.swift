@@ -58,6 +58,8 @@ public struct RetryPolicy: Sendable, Hashable {
             // A performance class's retry is measured alone too.
             again.exclusive = item.exclusive
             again.shared = item.shared
+            // Queue mode: the retry belongs to the queue item of the try it repeats (the item is not done before it).
+            again.queueItem = item.queueItem
             items.append(again)
         }
         return items
