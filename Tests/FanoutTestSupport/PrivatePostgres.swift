@@ -1,3 +1,4 @@
+import FanoutAgents
 import FanoutCore
 import Foundation
 import Synchronization
@@ -59,7 +60,7 @@ public final class PrivatePostgres: Sendable {
         // As root the server runs as nobody: the folder is theirs, and the CA's files readable by the tests.
         let certificates = """
             set -e
-            cd \(quote(dir))
+            cd \(ShellQuote.quote(dir))
             openssl req -new -x509 -days 2 -nodes -subj '/CN=fanout test CA' -keyout ca.key -out ca.crt 2>/dev/null
             openssl req -new -nodes -subj '/CN=127.0.0.1' -keyout server.key -out server.csr 2>/dev/null
             printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext
@@ -71,8 +72,8 @@ public final class PrivatePostgres: Sendable {
             """
         try await run(certificates)
         let user = asRoot ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
-        try await run("\(user)\(quote(bin + "/initdb")) -D \(quote(dir + "/data")) -U fanout --pwfile=\(quote(dir + "/superuser.pw")) "
-                      + "-A scram-sha-256 --no-sync -E UTF8 --no-locale >\(quote(dir + "/initdb.log")) 2>&1")
+        try await run("\(user)\(ShellQuote.quote(bin + "/initdb")) -D \(ShellQuote.quote(dir + "/data")) -U fanout --pwfile=\(ShellQuote.quote(dir + "/superuser.pw")) "
+                      + "-A scram-sha-256 --no-sync -E UTF8 --no-locale >\(ShellQuote.quote(dir + "/initdb.log")) 2>&1")
         try """
             local all fanout trust
             hostssl all tls_user 127.0.0.1/32 scram-sha-256
@@ -80,7 +81,7 @@ public final class PrivatePostgres: Sendable {
             host all queue_user 127.0.0.1/32 scram-sha-256
             host all wrong_user 127.0.0.1/32 scram-sha-256
             """.write(toFile: dir + "/data/pg_hba.conf", atomically: true, encoding: .utf8)
-        if asRoot { try await run("chown 65534:65534 \(quote(dir + "/data/pg_hba.conf"))") }
+        if asRoot { try await run("chown 65534:65534 \(ShellQuote.quote(dir + "/data/pg_hba.conf"))") }
 
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<40_000)
@@ -155,7 +156,7 @@ public final class PrivatePostgres: Sendable {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             guard process.isRunning else { return false }
-            if (try? await Self.run("\(quote(bin + "/pg_isready")) -q -h 127.0.0.1 -p \(port)")) != nil { return true }
+            if (try? await Self.run("\(ShellQuote.quote(bin + "/pg_isready")) -q -h 127.0.0.1 -p \(port)")) != nil { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure(description: "the private PostgreSQL did not accept connections within 30 s (see \(directory)/server.log)")
@@ -163,8 +164,8 @@ public final class PrivatePostgres: Sendable {
 
     /// Runs SQL as the superuser over the server's Unix socket.
     public func admin(_ sql: String, database: String = "postgres") async throws {
-        try await Self.run("\(quote(bin + "/psql")) -X -q -v ON_ERROR_STOP=1 -h \(quote(directory + "/socket")) -p \(port) "
-                           + "-U fanout -d \(database) -c \(quote(sql))")
+        try await Self.run("\(ShellQuote.quote(bin + "/psql")) -X -q -v ON_ERROR_STOP=1 -h \(ShellQuote.quote(directory + "/socket")) -p \(port) "
+                           + "-U fanout -d \(database) -c \(ShellQuote.quote(sql))")
     }
 
     /// Stops the server by its PID (a fast shutdown, then SIGKILL after 20 s) and removes its folder.
@@ -209,22 +210,13 @@ public final class PrivatePostgres: Sendable {
         running.withLock { $0.append((server.pid, server.directory)) }
     }
 
+    /// Runs a shell line to its end (with a deadline), through the project's own `LocalShell`; its output.
     @discardableResult
     static func run(_ line: String) async throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", line]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let out = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: out, as: UTF8.self)
-        guard p.terminationStatus == 0 else { throw Failure(description: "`\(line)` exited \(p.terminationStatus): \(text)") }
+        let (ending, out, err) = await LocalShell("private PostgreSQL").capture(
+            Command(executable: "/bin/sh", arguments: ["-c", line]), timeout: 120)
+        let text = String(decoding: out + err, as: UTF8.self)
+        guard ending == .exited(0) else { throw Failure(description: "`\(line)` ended \(ending): \(text)") }
         return text
     }
-
-    private func quote(_ s: String) -> String { ShellQuote.quote(s) }
-    private static func quote(_ s: String) -> String { ShellQuote.quote(s) }
 }

@@ -39,7 +39,7 @@ extension Dispatcher {
     /// parts keep the item's number): each with its tests' results. They are no longer open.
     func takeSettled() -> [(item: Int, results: [TestResult])] {
         // Interrupted: what was cut short is not a verdict. The items stay open; the feed gives them back.
-        guard !stopped else { return [] }
+        guard !stopped, !openQueueItems.isEmpty else { return [] }
         var busy = Set(scheduler.queuedItems.compactMap(\.queueItem))
         for r in running.values { busy.formUnion(r.unit.items.compactMap(\.queueItem)) }
         for part in stolenParts { busy.formUnion(part.items.compactMap(\.queueItem)) }
