@@ -14,6 +14,8 @@ public actor PostgresQueue: WorkQueue {
     private let connectTimeout: Int
     /// Back-off between attempts to open the connection again.
     private let backoff: [Double]
+    /// The tables exist (made by the first `open`; a connection opened again does not lock them again).
+    private var schemaReady = false
 
     public init(_ location: QueueLocation, connectTimeout: Int = 10, backoff: [Double] = [0.5, 1, 2, 4, 8, 8, 8],
                 notice: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -26,11 +28,14 @@ public actor PostgresQueue: WorkQueue {
     /// Opens the connection and makes the tables (once per server; concurrent jobs take turns).
     public func open() async throws(QueueError) {
         let c = try await PostgresConnection.connect(location, timeout: connectTimeout)
-        try await c.session { s throws(QueueError) in
-            try s.transaction { () throws(QueueError) in
-                _ = try s.query("SELECT pg_advisory_xact_lock(7436110)") // only one job creates the tables
-                for statement in PostgresSchema.statements { _ = try s.query(statement) }
+        if !schemaReady {
+            try await c.session { s throws(QueueError) in
+                try s.transaction { () throws(QueueError) in
+                    _ = try s.query("SELECT pg_advisory_xact_lock(7436110)") // only one job creates the tables
+                    for statement in PostgresSchema.statements { _ = try s.query(statement) }
+                }
             }
+            schemaReady = true
         }
         connection = c
     }
@@ -74,7 +79,7 @@ public actor PostgresQueue: WorkQueue {
 
     // MARK: - WorkQueue
 
-    public func join(_ build: QueueBuild, as worker: QueueWorker, items: [QueueItem], within seconds: Double)
+    public func join(_ build: QueueBuild, as worker: QueueWorker, items: [QueueItem], within seconds: Double, alive: Double)
         async throws(QueueError) -> QueueRole {
         let seed = try Self.json(items.map { ["payload": $0.payload, "estimate": $0.estimate] as [String: Any] })
         let location = location.url
@@ -115,6 +120,16 @@ public actor PostgresQueue: WorkQueue {
                         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(e, n)
                         """, [build.id, seed])
                     role = .seeder
+                }
+                if alive > 0 {
+                    let live = try s.query("""
+                        SELECT extract(epoch FROM now() - max(last_seen)) FROM fanout_queue_workers
+                        WHERE build_id = $1 AND name = $2 AND session <> $3 AND NOT finished
+                          AND last_seen > now() - make_interval(secs => $4::float8)
+                        """, [build.id, worker.name, worker.session, String(alive)])
+                    if let ago = live.first?.first ?? nil, let seconds = Double(ago) {
+                        throw QueueError.workerTaken(build: build.id, worker: worker.name, seenSecondsAgo: seconds)
+                    }
                 }
                 _ = try s.query("""
                     INSERT INTO fanout_queue_workers (build_id, session, name) VALUES ($1, $2, $3)
@@ -274,6 +289,54 @@ public actor PostgresQueue: WorkQueue {
         _ = try await run("leaving build \(build.id)") { s throws(QueueError) in
             try s.query("UPDATE fanout_queue_workers SET finished = true WHERE build_id = $1 AND session = $2",
                         [build.id, worker.session])
+        }
+    }
+
+    public func lookup(_ id: String) async throws(QueueError) -> QueueBuild {
+        let rows = try await run("looking up build \(id)") { s throws(QueueError) in
+            try s.query("""
+                SELECT fingerprint, requeues_left, extract(epoch FROM expires_at - created_at) FROM fanout_queue_builds
+                WHERE build_id = $1 AND expires_at >= now()
+                """, [id])
+        }
+        guard let row = rows.first, row.count == 3, let fingerprint = row[0] else { throw .unknownBuild(id) }
+        return QueueBuild(id: id, fingerprint: fingerprint, expiresAfter: row[2].flatMap { Double($0) } ?? 86_400,
+                          requeueBudget: row[1].flatMap { Int($0) } ?? 0)
+    }
+
+    public func items(_ build: QueueBuild) async throws(QueueError) -> [QueuedItemState] {
+        try await run("reading the items of build \(build.id)") { s throws(QueueError) in
+            try s.query("""
+                SELECT item, payload, state, worker, retry_of FROM fanout_queue_items WHERE build_id = $1 ORDER BY item
+                """, [build.id]).map { row in
+                QueuedItemState(item: Int(row[0] ?? "") ?? 0, payload: row[1] ?? "", state: row[2] ?? "",
+                                worker: row[3], retryOf: row[4].flatMap { Int($0) })
+            }
+        }
+    }
+
+    public func keepReport(_ report: String, of build: QueueBuild, by worker: QueueWorker) async throws(QueueError) {
+        _ = try await run("keeping the report of \(worker.name) in build \(build.id)") { s throws(QueueError) in
+            try s.query("""
+                INSERT INTO fanout_queue_reports (build_id, session, name, report) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (build_id, session) DO UPDATE SET report = excluded.report, sent_at = now()
+                """, [build.id, worker.session, worker.name, report])
+        }
+    }
+
+    public func liveJobs(_ build: QueueBuild, seenWithin seconds: Double) async throws(QueueError) -> [String] {
+        try await run("reading the jobs of build \(build.id)") { s throws(QueueError) in
+            try s.query("""
+                SELECT name FROM fanout_queue_workers
+                WHERE build_id = $1 AND NOT finished AND last_seen > now() - make_interval(secs => $2::float8) ORDER BY name
+                """, [build.id, String(seconds)]).compactMap { $0.first ?? nil }
+        }
+    }
+
+    public func reports(_ build: QueueBuild) async throws(QueueError) -> [(worker: String, report: String)] {
+        try await run("reading the reports of build \(build.id)") { s throws(QueueError) in
+            try s.query("SELECT name, report FROM fanout_queue_reports WHERE build_id = $1 ORDER BY sent_at, session",
+                        [build.id]).map { (worker: $0[0] ?? "", report: $0[1] ?? "") }
         }
     }
 

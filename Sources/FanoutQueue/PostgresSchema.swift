@@ -51,5 +51,14 @@ enum PostgresSchema {
           finished boolean NOT NULL DEFAULT false,
           PRIMARY KEY (build_id, session))
         """,
+        """
+        CREATE TABLE IF NOT EXISTS fanout_queue_reports (
+          build_id text NOT NULL REFERENCES fanout_queue_builds (build_id) ON DELETE CASCADE,
+          session text NOT NULL,
+          name text NOT NULL,
+          report text NOT NULL,
+          sent_at timestamptz NOT NULL DEFAULT now(),
+          PRIMARY KEY (build_id, session))
+        """,
     ]
 }

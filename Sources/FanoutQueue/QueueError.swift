@@ -19,6 +19,10 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
     case differentBuild(build: String, ours: String, theirs: String)
     /// The job that won the right to seed did not seed in time.
     case notSeeded(build: String, seeder: String, seconds: Double)
+    /// Another live job of the build already has this job's name.
+    case workerTaken(build: String, worker: String, seenSecondsAgo: Double)
+    /// No job has joined this build (yet).
+    case unknownBuild(String)
 
     public var description: String {
         switch self {
@@ -42,6 +46,13 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notSeeded(let build, let seeder, let seconds):
             "build \(build): the job that won the right to fill the queue (\(seeder)) did not fill it within \(Int(seconds)) s; "
                 + "see that job's log (it may have failed while building or listing tests)"
+        case .workerTaken(let build, let worker, let ago):
+            "build \(build) already has a live job named \(worker) (seen \(Int(ago.rounded())) s ago): every job of a build needs "
+                + "its own name. Give each job its own --worker (its index); a CI retry of a job that died may join once "
+                + "that job's leases lapse"
+        case .unknownBuild(let build):
+            "no job has joined build \(build) on this queue: check that the jobs and this step use the same --build-id "
+                + "(or CI build) and the same queue, and that a job started"
         }
     }
 }

@@ -11,8 +11,9 @@ public protocol WorkQueue: Sendable {
     /// Joins `build` as `worker`, offering `items` (this job's plan, longest first): the first job to join seeds the
     /// build with its items, atomically with claiming it (the others wait at most `within` seconds for that seed to
     /// be committed, and then use it); the others get `.follower`. Throws when the build was seeded with another
-    /// fingerprint.
-    func join(_ build: QueueBuild, as worker: QueueWorker, items: [QueueItem], within seconds: Double)
+    /// fingerprint. Throws `workerTaken` when another job of the build with `worker`'s name was seen within the last
+    /// `alive` seconds (0: not checked).
+    func join(_ build: QueueBuild, as worker: QueueWorker, items: [QueueItem], within seconds: Double, alive: Double)
         async throws(QueueError) -> QueueRole
     /// The next item for `worker`, reserved for `lease` seconds; nil when none is reservable now (others may still
     /// hold some: see `state`).
@@ -36,6 +37,35 @@ public protocol WorkQueue: Sendable {
     func results(_ build: QueueBuild) async throws(QueueError) -> [StoredResult]
     /// Says `worker` is done with the build (it stops counting as a job that could take a retry).
     func leave(_ build: QueueBuild, as worker: QueueWorker) async throws(QueueError)
+    /// The build of this id as its seeder queued it (its fingerprint); throws `unknownBuild` when none is queued.
+    func lookup(_ id: String) async throws(QueueError) -> QueueBuild
+    /// Every item of the build, in item order, with its state and holder.
+    func items(_ build: QueueBuild) async throws(QueueError) -> [QueuedItemState]
+    /// Keeps a job's own report (the caller's encoding) for the build's merged report; a job that sends it again
+    /// replaces its earlier one.
+    func keepReport(_ report: String, of build: QueueBuild, by worker: QueueWorker) async throws(QueueError)
+    /// The jobs of the build that have not left and were seen within the last `seconds` (names).
+    func liveJobs(_ build: QueueBuild, seenWithin seconds: Double) async throws(QueueError) -> [String]
+    /// The reports the build's jobs kept, in the order they were sent.
+    func reports(_ build: QueueBuild) async throws(QueueError) -> [(worker: String, report: String)]
+}
+
+extension WorkQueue {
+    public func join(_ build: QueueBuild, as worker: QueueWorker, items: [QueueItem], within seconds: Double)
+        async throws(QueueError) -> QueueRole {
+        try await join(build, as: worker, items: items, within: seconds, alive: 0)
+    }
+}
+
+/// An item as the queue has it now.
+public struct QueuedItemState: Hashable, Sendable {
+    public var item: Int
+    public var payload: String
+    /// "queued", "reserved" or "done".
+    public var state: String
+    /// The job that holds it, or held it last.
+    public var worker: String?
+    public var retryOf: Int?
 }
 
 /// A CI build's queue: its id (from the CI's own variables, or --build-id) and the fingerprint of what it tests (every

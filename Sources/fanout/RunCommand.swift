@@ -59,7 +59,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Run only shard I of N, for N CI jobs that split the work (every job computes the same split "
         + "from the same history). Default: $FANOUT_SHARD, or GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or Buildkite's "
-        + "BUILDKITE_PARALLEL_JOB/_COUNT.", valueName: "I/N"))
+        + "BUILDKITE_PARALLEL_JOB/_COUNT. With --queue: the static shard this job falls back to when the queue "
+        + "cannot be reached at the start.", valueName: "I/N"))
     var shard: String?
 
     @Option(help: ArgumentHelp("Queue mode: take work from the shared queue of this CI build on a PostgreSQL server, as "
@@ -76,6 +77,10 @@ struct RunCommand: AsyncParsableCommand {
         + "$FANOUT_WORKER, or GitLab's CI_NODE_INDEX, Buildkite's BUILDKITE_PARALLEL_JOB, CircleCI's CIRCLE_NODE_INDEX).",
         valueName: "name"))
     var worker: String?
+
+    @Flag(help: ArgumentHelp("Queue mode: when this job ran before in the build (a CI retry of it), re-run only the "
+        + "items it failed, not all it ran the first time."))
+    var retryFailures = false
 
     mutating func run() async throws {
         var settings = try common.settings()
@@ -103,9 +108,19 @@ struct RunCommand: AsyncParsableCommand {
             Terminal.err("fanout: fanout.yml names a queue, and no build id is known here (no --build-id, FANOUT_BUILD_ID "
                 + "or CI build): an ordinary run, not queue mode")
         }
-        // In queue mode the CI's parallel-job variables name the worker, not a static shard.
-        settings.shard = settings.queue == nil || shard != nil
-            ? try ShardSelection.resolve(flag: shard, environment: environment) : nil
+        // In queue mode the shard (--shard, FANOUT_SHARD or the CI's parallel-job variables) is the job's fallback:
+        // what it runs, as a static shard, when the queue cannot be reached at the start.
+        let shard = try ShardSelection.resolve(flag: shard, environment: environment)
+        if settings.queue != nil {
+            settings.queue?.fallbackShard = shard
+            if retryFailures { settings.queue?.retryFailures = true }
+        } else {
+            settings.shard = shard
+            if retryFailures {
+                throw FanoutError("--retry-failures is for queue mode (a CI retry of a job re-runs its failed items)",
+                                  hint: "Add --queue, or leave --retry-failures out.")
+            }
+        }
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)

@@ -24,17 +24,74 @@ import Testing
         }
     }
 
-    /// A repository of the built demo suite: its quick classes, 2 slots a job, a `lease` of 3 s.
-    func build(lease: Int = 3) async throws -> Build {
+    /// A repository of the built demo suite: its quick classes, 2 slots a job, a `lease` of 3 s. `flaky`: with
+    /// RetryableFetchTests, whose testFetchWithFlakyBackend fails its first run of the build and passes after.
+    func build(lease: Int = 3, flaky: Bool = false) async throws -> Build {
         let server = try await Self.server.value
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         // CIExampleTests' repository (the demo suite's quick classes, 2 slots), with the queue.
-        let repo = try CIExampleTests().repository(in: dir, bundle: bundle)
-        let config = try String(contentsOfFile: repo + "/fanout.yml", encoding: .utf8)
+        let repo = try CIExampleTests().repository(in: dir, bundle: bundle,
+                                                     environment: flaky ? ", DEMO_FLAKY_DIR: \"\(dir.file("flaky"))\"" : "")
+        var config = try String(contentsOfFile: repo + "/fanout.yml", encoding: .utf8)
+        if flaky { config = config.replacingOccurrences(of: ", \"RetryableFetch\"", with: "") }
         try (config + "queue:\n  url: \(server.url())\n  lease: \(lease)\n")
             .write(toFile: repo + "/fanout.yml", atomically: true, encoding: .utf8)
         return Build(dir: dir, repo: repo, server: server)
+    }
+
+    /// `fanout queue report` of the build into `folder`: its exit code, output and report.
+    func queueReport(_ b: Build, folder: String = "merged", wait: Int = 240) async throws -> (Int32, String, RunReport?) {
+        let (code, out, err) = try await runCLI(["queue", "report", "--build-id", b.id, "--wait", "\(wait)", "--out", b.dir.file(folder),
+                                                 "--history", b.dir.file("merged.sqlite")], cwd: b.repo, env: b.env)
+        let report = try? JSONConventions.decoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: b.dir.file(folder + "/report.json"))))
+        return (code, out + err, report)
+    }
+
+    /// A job started as its own process, its output gathered.
+    final class Job: Sendable {
+        let process: Process
+        let output = OutputBox()
+
+        init(_ b: Build, _ worker: String, extra: [String] = []) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
+            p.arguments = b.arguments(worker) + extra
+            p.currentDirectoryURL = URL(fileURLWithPath: b.repo)
+            p.environment = ProcessInfo.processInfo.environment.merging(b.env) { $1 }
+            let pipe = Pipe()
+            p.standardOutput = pipe
+            p.standardError = pipe
+            let output = output
+            pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
+            try p.run()
+            process = p
+        }
+
+        /// Waits (at most `seconds`) until the job prints `text`; false when it ended or the time ran out first.
+        func waitFor(_ text: String, seconds: Double = 120) async throws -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, !output.text.contains(text), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            return output.text.contains(text)
+        }
+
+        /// Its exit code, once it ended (at most `seconds`; killed past them).
+        func exitCode(seconds: Double = 240) async throws -> Int32 {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    /// "destination Module.Class/test outcome" of a report's results.
+    func outcomes(_ report: RunReport?) -> [String] {
+        (report?.results ?? []).map { "\($0.destination) \($0.id) \($0.outcome.rawValue)" }.sorted()
+    }
+
+    func jobReport(_ b: Build, _ worker: String) throws -> RunReport {
+        try JSONConventions.decoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: b.dir.file("reports-\(worker)/report.json"))))
     }
 
     /// "destination Module.Class/test outcome" for every result of an unsharded run of the repository.
@@ -62,6 +119,8 @@ import Testing
         let b = try await build()
         let expected = try await reference(b)
         #expect(expected.count > 20)
+        // The report step starts first: it waits for the build to appear, to be drained and for its jobs' reports.
+        let reporting = Task { try await queueReport(b) }
         let outputs = try await withThrowingTaskGroup(of: (String, Int32, String).self) { group in
             for (i, worker) in ["1", "2", "3"].enumerated() {
                 group.addTask {
@@ -84,6 +143,17 @@ import Testing
             shares += report.results.map { "\($0.destination) \($0.id) \($0.outcome.rawValue)" }
         }
         #expect(shares.sorted() == expected, "the jobs' reports share the suite out, every test once")
+        // The merged report: every test once, the unsharded run's outcomes, each job's agents, recorded in a history.
+        let (code, reportOutput, merged) = try await reporting.value
+        #expect(code == 0, "\(reportOutput.suffix(3000))")
+        #expect(self.outcomes(merged) == expected)
+        #expect(Set(merged?.agents.map(\.name) ?? []).count == 3, "the three jobs' agents: \(merged?.agents.map(\.name) ?? [])")
+        #expect((merged?.classes.count ?? 0) > 5 && merged?.classes.allSatisfy { $0.actual != nil } == true, "every class timed")
+        for format in ["junit.xml", "summary.md", "report.html"] {
+            #expect(FileManager.default.fileExists(atPath: b.dir.file("merged/" + format)), "\(format) written")
+        }
+        let (hc, history, he) = try await runCLI(["history", "show", "--history", b.dir.file("merged.sqlite")], cwd: b.repo)
+        #expect(hc == 0 && history.contains("queue-\(b.id)"), "the merged run is in the history: \(history)\(he)")
     }
 
     @Test func aJobKilledMidRunLosesNothing() async throws {
@@ -114,5 +184,116 @@ import Testing
         let (outcomes, twice) = try await recorded(b)
         #expect(twice.isEmpty, "recorded twice: \(twice)")
         #expect(outcomes == expected, "nothing the killed job held was lost: \(Set(expected).subtracting(outcomes).sorted())")
+        let (rc, reportOutput, merged) = try await queueReport(b, wait: 30)
+        #expect(rc == 0, "\(reportOutput.suffix(2000))")
+        #expect(self.outcomes(merged) == expected, "the merged report has every test once")
+    }
+
+    @Test func aJobFrozenPastItsLeaseComesBackAndCountsNothingTwice() async throws {
+        let b = try await build(lease: 3)
+        let expected = try await reference(b)
+        let first = try Job(b, "1")
+        try #require(try await first.waitFor("started on"), "job 1 ran tests: \(first.output.text.suffix(2000))")
+        kill(first.process.processIdentifier, SIGSTOP)
+        defer { kill(first.process.processIdentifier, SIGCONT) }
+        // Job 2 takes over what job 1 holds once its leases lapse; job 1 is thawed only then.
+        let second = try Job(b, "2")
+        let q = PostgresQueue(try QueueLocation(b.server.url()))
+        _ = try b.server.passwordFile()
+        try await q.open()
+        let deadline = Date().addingTimeInterval(120)
+        var taken = false
+        while !taken, Date() < deadline {
+            let items = try await q.items(QueueBuild(id: b.id, fingerprint: ""))
+            let everReservedBy1 = items.contains { $0.worker == "1" }
+            taken = !items.isEmpty && everReservedBy1 == false
+            if !taken { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        await q.close()
+        try #require(taken, "job 2 took over every item job 1 held")
+        kill(first.process.processIdentifier, SIGCONT)
+        let c1 = try await first.exitCode(), c2 = try await second.exitCode()
+        #expect(c2 == 0, "job 2: \(second.output.text.suffix(2000))")
+        #expect(c1 == 0, "job 1: \(first.output.text.suffix(2000))")
+        #expect(first.output.text.contains("lease lapsed"), "job 1 says its late results do not count: \(first.output.text.suffix(2000))")
+        let (outcomes, twice) = try await recorded(b)
+        #expect(twice.isEmpty, "recorded twice: \(twice)")
+        #expect(outcomes == expected)
+        let (rc, output, merged) = try await queueReport(b, wait: 30)
+        #expect(rc == 0, "\(output.suffix(2000))")
+        #expect(self.outcomes(merged) == expected, "the merged report has every test once")
+    }
+
+    @Test func aFailureGoesBackToTheQueueForAnotherJobAndPassesThereAsFlaky() async throws {
+        let b = try await build(flaky: true)
+        let flaky = "IntegrationTests.RetryableFetchTests/testFetchWithFlakyBackend"
+        let jobs = try ["1", "2"].map { try Job(b, $0, extra: ["--retries", "1"]) }
+        var codes: [Int32] = []
+        for job in jobs { codes.append(try await job.exitCode()) }
+        let log = jobs.map { $0.output.text.suffix(2500) }.joined(separator: "\n---\n")
+        // The job that failed it queued it again: its own exit code does not count that failure.
+        #expect(codes == [0, 0], "\(log)")
+        #expect(log.contains("queued again for another job"), "\(log)")
+        let (rc, output, merged) = try await queueReport(b, wait: 30)
+        #expect(rc == 0, "the build's verdict: green with a flaky test: \(output.suffix(2000))")
+        let result = merged?.results.first { "\($0.id)" == flaky }
+        #expect(result?.outcome == .flaky, "\(String(describing: result))")
+        #expect(result?.attempts.map(\.outcome) == [.failed, .passed])
+        #expect(merged?.counts.failed == 0 && merged?.counts.flaky == 1)
+        // Failed by one job, passed by the other.
+        let q = PostgresQueue(try QueueLocation(b.server.url()))
+        try await q.open()
+        let stored = try await q.results(QueueBuild(id: b.id, fingerprint: "")).filter { $0.test.hasSuffix(flaky) }
+        await q.close()
+        #expect(stored.count == 2 && Set(stored.map(\.worker)).count == 2, "\(stored.map { ($0.worker, $0.failed) })")
+
+        // A CI retry of the job that failed it, with --retry-failures: only the item it failed runs again.
+        let failer = try #require(stored.first(where: \.failed)?.worker)
+        let (code, out, err) = try await runCLI(b.arguments(failer) + ["--retry-failures"], cwd: b.repo, env: b.env)
+        #expect(code == 0, "\(out)\(err)")
+        let again = try jobReport(b, failer)
+        #expect(Set(again.results.map(\.id.suite.name)) == ["RetryableFetchTests"], "\(again.results.map(\.id))")
+        #expect((out + err).contains("a CI retry"), "\(out)\(err)")
+    }
+
+    @Test func aRetriedJobRunsItsFirstShareAgainEvenWhenTheQueueIsEmpty() async throws {
+        let b = try await build()
+        let jobs = try ["1", "2"].map { try Job(b, $0) }
+        for job in jobs { #expect(try await job.exitCode() == 0, "\(job.output.text.suffix(2000))") }
+        let firstShare = outcomes(try jobReport(b, "2"))
+        #expect(!firstShare.isEmpty)
+        // The build is drained; job 2 runs again (a CI retry, same build and name).
+        let (code, out, err) = try await runCLI(b.arguments("2"), cwd: b.repo, env: b.env)
+        #expect(code == 0, "\(out)\(err)")
+        #expect(outcomes(try jobReport(b, "2")) == firstShare, "the retry ran what job 2 ran the first time")
+        let (rc, output, merged) = try await queueReport(b, wait: 30)
+        #expect(rc == 0, "\(output.suffix(2000))")
+        #expect(Set(merged?.results.map { "\($0.destination) \($0.id)" } ?? []).count == merged?.results.count, "every test once")
+    }
+
+    @Test func theServerDownAtTheStartFallsBackToTheStaticShardAndRunsEachTestOnce() async throws {
+        let b = try await build()
+        let expected = try await reference(b)
+        // A port where nothing listens (the server's, with the server's port moved away).
+        let down = "postgres://queue_user@127.0.0.1:\(try PrivatePostgres.closedPort())/fanout"
+        var shares: [String] = []
+        for shard in ["1/2", "2/2"] {
+            let worker = String(shard.first!)
+            let (code, out, err) = try await runCLI(["run", "--queue", down, "--build-id", b.id, "--worker", worker, "--shard", shard,
+                                                     "--no-record", "--report-dir", b.dir.file("reports-\(worker)")],
+                                                    cwd: b.repo, env: b.env)
+            #expect(code == 0, "\(out)\(err)")
+            #expect((out + err).contains("QUEUE MODE FELL BACK TO STATIC SHARD \(shard)"), "said loudly: \(out)\(err)")
+            let report = try jobReport(b, worker)
+            #expect(report.shard?.description == shard)
+            #expect(report.warnings.contains { $0.contains("FELL BACK") }, "and in the report: \(report.warnings)")
+            shares += outcomes(report)
+        }
+        #expect(shares.sorted() == expected, "the two shards ran every test once")
+        // Without a shard to fall back to, the job fails rather than run tests another job runs too.
+        let (code, out, err) = try await runCLI(["run", "--queue", down, "--build-id", b.id, "--worker", "3", "--no-record"],
+                                                cwd: b.repo, env: b.env)
+        #expect(code == 3, "\(out)\(err)")
+        #expect(err.contains("could not reach the queue") && err.contains("--shard I/N"), "\(err)")
     }
 }

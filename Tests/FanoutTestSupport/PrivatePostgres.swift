@@ -168,6 +168,24 @@ public final class PrivatePostgres: Sendable {
                            + "-U fanout -d \(database) -c \(ShellQuote.quote(sql))")
     }
 
+    /// A port on 127.0.0.1 where nothing listens (the kernel's pick for a socket bound and closed at once): a queue
+    /// server that is down.
+    public static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure(description: "bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Stops the server by its PID (a fast shutdown, then SIGKILL after 20 s) and removes its folder.
     public func stop() {
         guard !stopped.withLock({ was in defer { was = true }; return was }) else { return }

@@ -93,12 +93,13 @@ public enum ConfigFile {
         }
         if let queue = keys["queue"] {
             // The URL and the timings; the build id and the worker come from flags, FANOUT_* or the CI (QueueJob).
-            let q = try queue.mapping(allowed: ["url", "lease", "seed_wait", "expires_after"])
+            let q = try queue.mapping(allowed: ["url", "lease", "seed_wait", "expires_after", "requeue_budget"])
             guard let url = q["url"] else { throw queue.fail("needs a url (postgres://USER@HOST:PORT/DATABASE)") }
             var job = QueueJob(url: try url.string(), build: "", worker: "")
             if let v = q["lease"] { job.lease = try v.double(min: 3) }
             if let v = q["seed_wait"] { job.seedWait = try v.double(min: 1) }
             if let v = q["expires_after"] { job.expiresAfter = try v.double(min: 60) }
+            if let v = q["requeue_budget"] { job.requeueBudget = try v.int(min: 0) }
             settings.configuredQueue = job
         }
         if let agents = keys["agents"] {

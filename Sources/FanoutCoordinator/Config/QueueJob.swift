@@ -16,6 +16,14 @@ public struct QueueJob: Sendable, Hashable {
     public var seedWait: Double = 120
     /// Seconds a build's rows are kept.
     public var expiresAfter: Double = 86_400
+    /// How many failed items the build may queue again for another job, in all (`queue: requeue_budget`; by default
+    /// one for every 20 items, at least one), each test at most `--retries` times.
+    public var requeueBudget: Int?
+    /// What a CI retry of this job re-runs of its first share: only the items it failed (`--retry-failures`), or all.
+    public var retryFailures = false
+    /// The static shard this job runs when the queue cannot be reached at the start (`--shard`, FANOUT_SHARD, or the
+    /// CI's parallel-job variables); none: such a job fails (exit 3) rather than run tests another job also runs.
+    public var fallbackShard: Shard?
 
     public init(url: String, build: String, worker: String) {
         self.url = url
@@ -38,7 +46,7 @@ public struct QueueJob: Sendable, Hashable {
             return nil
         }
         let env = environment.filter { !$0.value.isEmpty }
-        let knownBuild = buildID ?? env["FANOUT_BUILD_ID"] ?? Self.ciBuild(env)
+        let knownBuild = Self.buildID(flag: buildID, environment: env)
         if knownBuild == nil, fromFlag == nil, worker == nil { return nil }
         guard let build = knownBuild else {
             throw FanoutError("queue mode needs the id of the CI build this job belongs to, and none was found",
@@ -55,6 +63,12 @@ public struct QueueJob: Sendable, Hashable {
         job.build = build
         job.worker = name
         return job
+    }
+
+    /// The build's id: the flag, else FANOUT_BUILD_ID, else the CI system's.
+    public static func buildID(flag: String?, environment: [String: String]) -> String? {
+        let env = environment.filter { !$0.value.isEmpty }
+        return flag ?? env["FANOUT_BUILD_ID"] ?? ciBuild(env)
     }
 
     /// The build's id as the CI system names it (the repository's, so that two projects sharing a server never meet).

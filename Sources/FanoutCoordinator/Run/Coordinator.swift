@@ -18,6 +18,8 @@ public final class Coordinator: Sendable {
     /// What the run keeps time with (`ContinuousClock`; tests hand in a virtual clock).
     private let clock: any Clock<Duration>
     private let interruption = Mutex(RunExitCode.interrupted)
+    /// Said in the console and kept in the report's warnings (queue mode's fallback to a static shard).
+    private let notes: [String]
 
     /// Says why the run is about to be cancelled (SIGTERM rather than SIGINT): the report's exit code follows it.
     public func noteInterruption(_ code: RunExitCode) {
@@ -35,8 +37,9 @@ public final class Coordinator: Sendable {
 
     /// `discover` lists a product's tests for a destination: tests hand a catalog in instead of running a binary.
     init(settings: RunSettings, transports: [any Transport]?, discover: @escaping Discover,
-         clock: any Clock<Duration> = ContinuousClock(), progress: @escaping ProgressHandler) {
+         clock: any Clock<Duration> = ContinuousClock(), notes: [String] = [], progress: @escaping ProgressHandler) {
         self.settings = settings
+        self.notes = notes
         self.clock = clock
         self.injected = transports
         self.discover = discover
@@ -83,6 +86,22 @@ public final class Coordinator: Sendable {
     // MARK: - The run
 
     public func run() async throws(FanoutError) -> FinishedRun {
+        // Queue mode with the queue out of reach at the start: the job runs its static shard instead (every job of
+        // the build does the same), or fails when it has none, rather than run tests another job runs too.
+        if let job = settings.queue, let problem = await QueueFeed.probe(job) {
+            guard let shard = job.fallbackShard else {
+                throw FanoutError("\(problem)", hint: "Start the queue's server, or give this job a static shard to fall back to "
+                    + "(--shard I/N, FANOUT_SHARD, or the CI's parallel-job variables).", exitCode: .infrastructure)
+            }
+            var fallback = settings
+            fallback.queue = nil
+            fallback.shard = shard
+            let note = "QUEUE MODE FELL BACK TO STATIC SHARD \(shard): \(problem). This job ran shard \(shard) of the "
+                + "history's split instead; the build's results are its jobs' reports (fanout report merge), not the queue's"
+            progress(.warning(note))
+            return try await Coordinator(settings: fallback, transports: injected, discover: discover, clock: clock,
+                                         notes: notes + [note], progress: progress).run()
+        }
         let startedAt = Date()
         let runID = Self.makeRunID(startedAt)
         let clock = RunClock(self.clock)
@@ -103,35 +122,38 @@ public final class Coordinator: Sendable {
         // Queue mode: the plan seeds the build's queue (when this job is the first), and the work comes from there.
         let feed: QueueFeed? = if let job = settings.queue {
             try await QueueFeed.join(job, items: Scheduler(items: prepared.items, options: preparation.schedulerOptions).queuedItems,
-                                     progress: progress)
+                                     retries: settings.isRepeating ? 0 : settings.retries, progress: progress)
         } else { nil }
         let planned = feed == nil ? prepared.items : []
         let state = Dispatcher(scheduler: Scheduler(items: planned, options: preparation.schedulerOptions),
                                items: planned, requeueBudget: settings.requeueBudget,
-                               retries: settings.isRepeating ? 0 : settings.retries, slots: prepared.slots, clock: clock,
+                               // In queue mode failed tests go back to the queue, for another job, instead.
+                               retries: settings.isRepeating || feed != nil ? 0 : settings.retries, slots: prepared.slots, clock: clock,
                                deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
                                capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
                                untilFailure: settings.untilFailure, progress: progress)
-        for w in prepared.warnings { await state.warn(w) }
+        for w in prepared.warnings + notes { await state.warn(w) }
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
         let nothingToRun = prepared.items.isEmpty && prepared.selective != nil
         let fleet = nothingToRun ? AgentFleet(transports: []) : makeFleet(routes: routes)
         let transports = fleet.transports
+        var unserved: [String: String] = [:]
         for spec in prepared.destinations where !nothingToRun && !transports.contains(where: { !$0.served(of: [spec]).isEmpty }) {
-            await state.warn("no agent serves destination \(spec.name)"
+            let why = "no agent serves destination \(spec.name)"
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
-                + ": its tests cannot run")
+            unserved[spec.name] = why
+            await state.warn(why + ": its tests cannot run")
         }
         let execution = UnitExecution(prepared: prepared, state: state, progress: progress,
                                       attachments: AttachmentWriter(directory: reportDirectory))
         let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state, progress: progress,
                                  execution: execution)
-        if feed != nil { await state.openFeed() }
+        if feed != nil { await state.openFeed(unserved: unserved) }
         let feeding = feed.map { f in Task { await f.run(state) } }
         let (interrupted, usable) = await dispatch(transports: transports, server: server)
         feeding?.cancel()
-        await feeding?.value
+        let fed = await feeding?.value
         await fleet.shutdown()
         if usable.isEmpty, !nothingToRun {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
@@ -139,7 +161,10 @@ public final class Coordinator: Sendable {
         var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: clock.now(),
                                     interrupted: interrupted, transports: transports, usable: usable)
         report.product.sha256 = await digest.value
-        return finish(&report, interrupted: interrupted, reportDirectory: reportDirectory)
+        if let fed { QueueFeed.account(fed, in: &report, build: settings.queue?.build ?? "") }
+        let finished = finish(&report, interrupted: interrupted, reportDirectory: reportDirectory)
+        await feed?.keep(finished.report)
+        return finished
     }
 
     /// Deploys to every agent in parallel; each agent's slots start taking work as soon as its own deployment is

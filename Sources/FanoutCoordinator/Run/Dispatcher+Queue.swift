@@ -4,9 +4,12 @@ import FanoutCore
 /// planned whole at the start. The dispatcher keeps doing what it does with it (batches, stealing, retries, time
 /// limits); it also says when every test of a queue item has its verdict here, so the item can be completed.
 extension Dispatcher {
-    /// Opens the feed: slots with nothing to do wait for work from the queue instead of ending.
-    func openFeed() {
+    /// Opens the feed: slots with nothing to do wait for work from the queue instead of ending. Items of
+    /// `unserved` destinations (no agent of this job serves them, as in every job of the build: they share fanout.yml)
+    /// are not queued here: they settle at once as not run, as their tests would in a run without a queue.
+    func openFeed(unserved: [String: String] = [:]) {
         feedOpen = true
+        unservedDestinations = unserved
     }
 
     /// Work reserved from the queue joins the local queue; its tests join those the run asks for.
@@ -18,7 +21,11 @@ extension Dispatcher {
             guard let number = item.queueItem else { continue }
             openQueueItems[number, default: []] += item.testIDs.map { RunLedger.ResultKey(destination: item.destination, test: $0) }
         }
-        scheduler.requeue(items)
+        let runnable = items.filter { unservedDestinations[$0.destination] == nil }
+        for item in items where unservedDestinations[item.destination] != nil {
+            if let number = item.queueItem { unservedItems.insert(number) }
+        }
+        scheduler.requeue(runnable)
         reportStatus()
         wakeAll()
     }
@@ -46,7 +53,10 @@ extension Dispatcher {
         let settled = openQueueItems.keys.filter { !busy.contains($0) }.sorted()
         return settled.map { number in
             let keys = openQueueItems.removeValue(forKey: number) ?? []
-            return (number, ledger.results(of: keys, reasonForMissing: "the run was interrupted before this test ran"))
+            let reason = unservedItems.remove(number) != nil
+                ? keys.first.flatMap { unservedDestinations[$0.destination] } ?? "no agent serves its destination"
+                : "the run was interrupted before this test ran"
+            return (number, ledger.results(of: keys, reasonForMissing: reason))
         }
     }
 }

@@ -57,6 +57,9 @@ actor Dispatcher {
     /// the tests of each queue item taken whose verdicts are not all in yet.
     var feedOpen = false
     var openQueueItems: [Int: [RunLedger.ResultKey]] = [:]
+    /// Destinations no agent of this job serves (queue mode), with the reason their tests do not run.
+    var unservedDestinations: [String: String] = [:]
+    var unservedItems: Set<Int> = []
     /// Every item taken from the queue (the job's share: its report's classes).
     var queueTaken: [WorkItem] = []
 

@@ -179,7 +179,11 @@ public struct RunSettings: Sendable, Hashable {
             }
             if shard != nil {
                 throw FanoutError("--shard and --queue both say how to share the work: give one of them",
-                                  hint: "In queue mode every job takes work from the queue as its slots free up.")
+                                  hint: "In queue mode every job takes work from the queue as its slots free up; its "
+                                    + "shard is only its fallback (QueueJob.fallbackShard).")
+            }
+            if let budget = queue.requeueBudget, budget < 0 {
+                throw FanoutError("queue: requeue_budget must be 0 or more", hint: "0 queues no failed test again.")
             }
             guard queue.lease >= 3, queue.seedWait > 0, queue.expiresAfter > 0 else {
                 throw FanoutError("queue: lease must be at least 3 s, seed_wait and expires_after positive",
