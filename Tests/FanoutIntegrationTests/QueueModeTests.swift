@@ -296,4 +296,82 @@ import Testing
         #expect(code == 3, "\(out)\(err)")
         #expect(err.contains("could not reach the queue") && err.contains("--shard I/N"), "\(err)")
     }
+
+    // MARK: - The CI examples (README's "In CI"), run as written
+
+    @Test func theGitHubActionsQueueExampleRunsItsFourJobsAtOnceAndTheReportJobMergesThem() async throws {
+        let b = try await build()
+        let expected = try await reference(b)
+        var gh = try WorkflowRunner(file: repositoryRoot.appendingPathComponent("config/ci/github-actions-queue.yml").path,
+                                    repository: b.repo, root: b.dir.file("gh"), provisioningSteps: ["install-fanout"],
+                                    binPath: URL(fileURLWithPath: try fanoutExecutable()).deletingLastPathComponent().path)
+        // The server every job reaches, as the repository's variable and secret name it.
+        gh.variables = ["FANOUT_QUEUE_URL": b.server.url()]
+        gh.secrets = ["FANOUT_QUEUE_PASSWORD": PrivatePostgres.queuePassword]
+        gh.concurrentMatrix = true
+        gh.runID = "\(Int.random(in: 1_000_000...9_999_999))"
+        let jobs = try await gh.run()
+        let log = jobs.flatMap(\.steps).map { "[\($0.job) · \($0.id) → \($0.code)]\n\($0.output.suffix(1500))" }.joined(separator: "\n")
+        let names = jobs.map(\.name)
+        #expect(names == ["test (1)", "test (2)", "test (3)", "test (4)", "report"], "\(log)")
+        #expect(jobs.allSatisfy { $0.passed }, "\(log)")
+        let testOutput = jobs.filter { $0.name.hasPrefix("test") }.flatMap(\.steps).filter { $0.id == "test" }.map(\.output)
+        #expect(testOutput.filter { $0.contains("seeded build github:example/app:\(gh.runID)") }.count == 1,
+                "one job seeded GitHub's run, read from GITHUB_RUN_ID: \(log)")
+        let report = try #require(jobs.last)
+        let merged = try JSONConventions.decoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: report.workspace + "/merged/report.json")))
+        #expect(outcomes(merged) == expected, "the merged report holds the unsharded run's tests, each once")
+        let summary = try String(contentsOfFile: report.workspace + ".summary.md", encoding: .utf8)
+        #expect(summary.contains("passed"), "the merged summary reached the job summary")
+        #expect(FileManager.default.fileExists(atPath: b.dir.file("gh/cache/fanout-history-main-\(gh.runID)/fanout-history.json")),
+                "the report job saved the build's timings for the next pipeline")
+        // Each job's share is its own report: together, every test once.
+        var shares: [String] = []
+        for n in 1...4 {
+            let path = b.dir.file("gh/artifacts/fanout-job-\(n)/report.json")
+            shares += outcomes(try JSONConventions.decoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
+        }
+        #expect(shares.sorted() == expected)
+    }
+
+    @Test func theGitLabQueueExampleRunsItsParallelJobsAtOnceAndTheReportJobMergesThem() async throws {
+        let b = try await build()
+        let expected = try await reference(b)
+        let ci = CIExampleTests()
+        let pipeline = try ci.example("gitlab-ci-queue.yml")
+        let tests = try #require(pipeline["tests"] as? [String: Any])
+        let report = try #require(pipeline["report"] as? [String: Any])
+        let parallel = try #require(tests["parallel"] as? Int)
+        let lines = { (job: [String: Any], key: String) in ((job[key] as? [Any]) ?? []).map { "\($0)" }.joined(separator: "\n") }
+        var variables = ci.strings(pipeline["variables"])
+        variables["PATH"] = try ci.pathWithFanout
+        variables["CI_PIPELINE_ID"] = "\(Int.random(in: 1_000_000...9_999_999))"
+        variables["CI_PROJECT_PATH"] = "group/app"
+        variables["FANOUT_QUEUE_URL"] = b.server.url()
+        variables["FANOUT_QUEUE_PASSWORD"] = PrivatePostgres.queuePassword
+        let script = lines(tests, "script")
+        let codes = try await withThrowingTaskGroup(of: (Int, Int32, String).self) { group in
+            for index in 1...parallel {
+                let ws = try ci.freshWorkspace(b.repo, b.dir.file("gl/work-\(index)"))
+                var env = variables
+                env["CI_NODE_INDEX"] = "\(index)"
+                env["CI_NODE_TOTAL"] = "\(parallel)"
+                group.addTask {
+                    let run = try await runBash(script, in: ws, environment: env, scriptFile: ws + ".script.sh")
+                    return (index, run.code, run.output)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for (index, code, output) in codes { #expect(code == 0, "job \(index): \(output.suffix(2000))") }
+        #expect(codes.filter { $0.2.contains("seeded build gitlab:group/app:\(variables["CI_PIPELINE_ID"]!)") }.count == 1)
+        let ws = try ci.freshWorkspace(b.repo, b.dir.file("gl/report"))
+        let run = try await runBash(lines(report, "script"), in: ws, environment: variables, scriptFile: ws + ".script.sh")
+        #expect(run.code == 0, "\(run.output.suffix(2000))")
+        let after = try await runBash(lines(report, "after_script"), in: ws, environment: variables, scriptFile: ws + ".after.sh")
+        #expect(after.code == 0, "\(after.output)")
+        let merged = try JSONConventions.decoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: ws + "/merged/report.json")))
+        #expect(outcomes(merged) == expected)
+        #expect(FileManager.default.fileExists(atPath: ws + "/fanout-history.json"), "the build's timings for the cache")
+    }
 }

@@ -10,7 +10,9 @@ import Yams
 ///
 /// It refuses what it does not know (another action, an unknown expression, a `run:` step it was not told to skip),
 /// so the example cannot grow a step the tests do not run.
-struct WorkflowRunner {
+/// Sendable as checked by hand: nothing of it changes once made (the parsed workflow is only read), so the jobs of a
+/// matrix may run at once.
+struct WorkflowRunner: @unchecked Sendable {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
     /// One step as it ran.
@@ -36,8 +38,11 @@ struct WorkflowRunner {
     /// `run:` steps (by id) not run here because they provision the machine (apt, installing fanout): the test puts
     /// the fanout under test on PATH instead. CIExampleInstallTests runs those steps, as written, on their own.
     let provisioningSteps: Set<String>
-    /// `${{ vars.NAME }}`, `${{ github.run_id }}`, `${{ github.ref_name }}`.
+    /// `${{ vars.NAME }}`, `${{ secrets.NAME }}`, `${{ github.run_id }}`, `${{ github.ref_name }}`.
     var variables: [String: String] = [:]
+    var secrets: [String: String] = [:]
+    /// The jobs of a matrix run at once (as on GitHub, each in its own workspace), not one after the other.
+    var concurrentMatrix = false
     var runID = "1"
     var refName = "main"
     /// Prepended to PATH in every step.
@@ -73,10 +78,25 @@ struct WorkflowRunner {
                 continue
             }
             var passed = true
-            for matrix in try combinations(job) {
-                let result = try await runJob(name, job, matrix: matrix, topEnv: topEnv)
-                passed = passed && result.passed
-                runs.append(result)
+            let combinations = try combinations(job)
+            if concurrentMatrix {
+                nonisolated(unsafe) let job = job // read only, like the workflow it comes from
+                let results = try await withThrowingTaskGroup(of: (Int, JobRun).self) { group in
+                    for (n, matrix) in combinations.enumerated() {
+                        group.addTask { (n, try await self.runJob(name, job, matrix: matrix, topEnv: topEnv)) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
+                }
+                for result in results {
+                    passed = passed && result.passed
+                    runs.append(result)
+                }
+            } else {
+                for matrix in combinations {
+                    let result = try await runJob(name, job, matrix: matrix, topEnv: topEnv)
+                    passed = passed && result.passed
+                    runs.append(result)
+                }
             }
             done[name] = passed
         }
@@ -130,6 +150,8 @@ struct WorkflowRunner {
                 for (k, v) in try stringMap(step["env"], context: context) { env[k] = v }
                 env["PATH"] = binPath + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
                 env["GITHUB_ACTIONS"] = "true"
+                env["GITHUB_RUN_ID"] = runID
+                env["GITHUB_REPOSITORY"] = "example/app"
                 env["GITHUB_WORKSPACE"] = workspace
                 env["GITHUB_STEP_SUMMARY"] = summary
                 env["RUNNER_TEMP"] = temp
@@ -212,6 +234,7 @@ struct WorkflowRunner {
             known["github.run_id"] = runID
             known["github.ref_name"] = refName
             for (k, v) in variables { known["vars.\(k)"] = v }
+            for (k, v) in secrets { known["secrets.\(k)"] = v }
             guard let value = known[name] else { throw Failure(description: "the local runner cannot fill in ${{ \(name) }}") }
             out += value
             rest = rest[close.upperBound...]
