@@ -226,6 +226,41 @@ final class Locked<Value: Sendable>: Sendable {
         #expect(try await q.firstShare(build, for: QueueWorker(name: "3", session: "x"), onlyFailures: false, lease: 30).isEmpty)
     }
 
+    @Test func aLiveJobsNameIsRefusedToAnotherProcessUntilItLeftOrWentQuiet() async throws {
+        let build = QueueServer.build("names")
+        let q = try await QueueServer.queue()
+        let first = QueueServer.worker("1")
+        _ = try await q.join(build, as: first, items: QueueServer.items(2), within: 30, alive: 30)
+        let twin = QueueWorker(name: "1", session: "1-twin")
+        await #expect(throws: QueueError.self) { try await q.join(build, as: twin, items: [], within: 30, alive: 30) }
+        #expect(try await q.liveJobs(build, seenWithin: 30) == ["1"])
+        // Quiet for longer than `alive`: a job that died; its CI retry may join.
+        try await Task.sleep(for: .milliseconds(1200))
+        _ = try await q.join(build, as: twin, items: [], within: 30, alive: 1)
+        try await q.leave(build, as: first)
+        try await q.leave(build, as: twin)
+        #expect(try await q.liveJobs(build, seenWithin: 30).isEmpty)
+    }
+
+    @Test func theReportStepLooksTheBuildUpAndReadsItsItemsAndTheJobsReports() async throws {
+        let build = QueueServer.build("lookup", fingerprint: "fp-9", budget: 3)
+        let q = try await QueueServer.queue()
+        await #expect(throws: QueueError.unknownBuild(build.id)) { try await q.lookup(build.id) }
+        let w = QueueServer.worker("1")
+        _ = try await q.join(build, as: w, items: QueueServer.items(3), within: 30)
+        let found = try await q.lookup(build.id)
+        #expect(found.fingerprint == "fp-9" && found.requeueBudget == 3)
+        let r = try #require(try await q.reserve(build, for: w, lease: 30))
+        let items = try await q.items(found)
+        #expect(items.map(\.item) == [1, 2, 3])
+        #expect(items.map(\.state) == ["reserved", "queued", "queued"] && items[0].worker == "1" && items[0].payload == r.payload)
+        try await q.keepReport("{\"first\": 1}", of: build, by: w)
+        try await q.keepReport("{\"again\": 2}", of: build, by: w) // sent again: replaces
+        try await q.keepReport("{\"other\": 3}", of: build, by: QueueServer.worker("2"))
+        let reports = try await q.reports(found)
+        #expect(reports.map(\.report) == ["{\"again\": 2}", "{\"other\": 3}"], "\(reports)")
+    }
+
     @Test func buildsAreApartAnotherFingerprintIsRefusedAndExpiredBuildsGo() async throws {
         let q = try await QueueServer.queue()
         let one = QueueServer.build("apart"), two = QueueServer.build("apart")
