@@ -66,6 +66,13 @@
 #                                          32 simulated jobs reserving and completing them until drained, every item done
 #                                          exactly once; K rounds (default 3): seeding time, items per second, reserve
 #                                          latency p50/p99, complete latency p99, medians with ranges
+#   scripts/bench.sh --queue-jobs [--repeat K]
+#                                          queue mode against static shards (fanout-bench queue-jobs) on a private
+#                                          PostgreSQL: 4 jobs of 2 slots started 0, 5, 10 and 20 s apart, job 4 slow, on
+#                                          the generated lognormal suite and GRDB 7.10.0; queue mode and static history
+#                                          shards, then each with job 2 killed at half the bound; makespans against the
+#                                          build's capacity bound, tests completed; K rounds (default 3), medians with
+#                                          ranges, results in $BENCH_DIR/results/queue-jobs.json
 #   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
 #                                          only that generated suite (as in --full; repeatable), and with --cases only
 #                                          those local strategies (`fanout-bench suite --help`); its results go to
@@ -77,7 +84,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 queue=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 queue=0 queue_jobs=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
@@ -89,6 +96,7 @@ while (($#)); do
     --mutations) mutations=1; shift ;;
     --performance) performance=1; shift ;;
     --queue) queue=1; shift ;;
+    --queue-jobs) queue_jobs=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -138,6 +146,20 @@ if ((queue)); then
   trap 'bash scripts/private-postgres.sh stop "$pg_dir"' EXIT
   PGPASSFILE=$pg_pass "$(swift build -c release --show-bin-path)/fanout-bench" queue --url "$pg_url" \
     --repeat "$((repeat > 1 ? repeat : 3))"
+  exit 0
+fi
+
+# ---- --queue-jobs: queue mode against static shards, jobs apart, one slow, one killed (fanout-bench queue-jobs) ---
+if ((queue_jobs)); then
+  swift build -c release --product fanout-bench >/dev/null
+  pg_dir=$bench_dir/postgres
+  bash scripts/private-postgres.sh stop "$pg_dir"
+  read -r pg_url pg_pass < <(bash scripts/private-postgres.sh start "$pg_dir")
+  trap 'bash scripts/private-postgres.sh stop "$pg_dir"' EXIT
+  mkdir -p "$bench_dir/results"
+  PGPASSFILE=$pg_pass "$(swift build -c release --show-bin-path)/fanout-bench" queue-jobs --url "$pg_url" \
+    --fanout "$fanout" --dir "$bench_dir" --repo "$root" --repeats "$((repeat > 1 ? repeat : 3))" \
+    --json "$bench_dir/results/queue-jobs.json"
   exit 0
 fi
 

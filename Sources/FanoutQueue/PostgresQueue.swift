@@ -16,6 +16,9 @@ public actor PostgresQueue: WorkQueue {
     private let backoff: [Double]
     /// The tables exist (made by the first `open`; a connection opened again does not lock them again).
     private var schemaReady = false
+    /// An operation spent the whole back-off on a server that did not answer: the next ones try once each (a job
+    /// that gave up on the queue gives its work back and leaves without waiting half a minute at every step).
+    private var exhausted = false
 
     public init(_ location: QueueLocation, connectTimeout: Int = 10, backoff: [Double] = [0.5, 1, 2, 4, 8, 8, 8],
                 notice: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -58,13 +61,18 @@ public actor PostgresQueue: WorkQueue {
             do throws(QueueError) {
                 if connection == nil { try await open() }
                 guard let c = connection else { throw QueueError.connectionLost(location.url, message: "not open") }
-                return try await c.session(body)
+                let value = try await c.session(body)
+                exhausted = false
+                return value
             } catch {
                 switch error {
                 case .connectionLost, .unreachable:
                     connection = nil
                     // A run that is stopping does not wait for a server that does not answer.
-                    guard attempt < backoff.count, !Task.isCancelled else { throw error }
+                    guard attempt < backoff.count, !Task.isCancelled, !exhausted else {
+                        exhausted = true
+                        throw error
+                    }
                     notice("queue: \(what): \(error); trying again in \(formatted(backoff[attempt])) s")
                     try? await Task.sleep(for: .seconds(backoff[attempt]))
                     attempt += 1

@@ -26,8 +26,8 @@ import Testing
 
     /// A repository of the built demo suite: its quick classes, 2 slots a job, a `lease` of 3 s. `flaky`: with
     /// RetryableFetchTests, whose testFetchWithFlakyBackend fails its first run of the build and passes after.
-    func build(lease: Int = 3, flaky: Bool = false) async throws -> Build {
-        let server = try await Self.server.value
+    func build(lease: Int = 3, flaky: Bool = false, latencyScale: String? = nil, server own: PrivatePostgres? = nil) async throws -> Build {
+        let server = if let own { own } else { try await Self.server.value }
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         // CIExampleTests' repository (the demo suite's quick classes, 2 slots), with the queue.
@@ -35,6 +35,7 @@ import Testing
                                                      environment: flaky ? ", DEMO_FLAKY_DIR: \"\(dir.file("flaky"))\"" : "")
         var config = try String(contentsOfFile: repo + "/fanout.yml", encoding: .utf8)
         if flaky { config = config.replacingOccurrences(of: ", \"RetryableFetch\"", with: "") }
+        if let latencyScale { config = config.replacingOccurrences(of: "DEMO_LATENCY_SCALE: \"0.05\"", with: "DEMO_LATENCY_SCALE: \"\(latencyScale)\"") }
         try (config + "queue:\n  url: \(server.url())\n  lease: \(lease)\n")
             .write(toFile: repo + "/fanout.yml", atomically: true, encoding: .utf8)
         return Build(dir: dir, repo: repo, server: server)
@@ -154,6 +155,52 @@ import Testing
         }
         let (hc, history, he) = try await runCLI(["history", "show", "--history", b.dir.file("merged.sqlite")], cwd: b.repo)
         #expect(hc == 0 && history.contains("queue-\(b.id)"), "the merged run is in the history: \(history)\(he)")
+    }
+
+    @Test func jobsStarted0_5_10And20SecondsApartFinishWithinOneWorkItemOfEachOther() async throws {
+        // The demo's quick classes at twice their latency (about a minute of waiting), one slot a job: the first
+        // three jobs cannot drain it before the fourth starts.
+        let b = try await build(latencyScale: "2")
+        let origin = Date()
+        let ends = try await withThrowingTaskGroup(of: (String, Int32, String, Double).self) { group in
+            for (worker, start) in [("1", 0.0), ("2", 5), ("3", 10), ("4", 20)] {
+                group.addTask {
+                    try await Task.sleep(for: .seconds(start))
+                    let (code, out, err) = try await runCLI(b.arguments(worker) + ["--slots", "1"], cwd: b.repo, env: b.env)
+                    return (worker, code, out + err, Date().timeIntervalSince(origin))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for (worker, code, output, _) in ends { #expect(code == 0, "job \(worker): \(output.suffix(2000))") }
+        let (rc, reportOutput, merged) = try await queueReport(b, wait: 60)
+        #expect(rc == 0, "every test of the build completed: \(reportOutput.suffix(2000))")
+        let report = try #require(merged)
+        // The last job's share was not empty: it started while work was still queued.
+        #expect(try !jobReport(b, "4").results.isEmpty, "job 4 (started at 20 s) took work")
+        // One work item: the longest unit any job ran, and 3 s for a job to see the queue drained (it looks every
+        // second when idle) and write its report.
+        let longestItem = report.units.map(\.duration).max() ?? 0
+        let times = ends.map(\.3)
+        let spread = (times.max() ?? 0) - (times.min() ?? 0)
+        #expect(spread <= longestItem + 3, "jobs ended \(ends.map { "\($0.0) at \(String(format: "%.1f", $0.3)) s" }) — \(String(format: "%.1f", spread)) s apart; the longest item \(String(format: "%.1f", longestItem)) s")
+    }
+
+    @Test func aServerLostMidRunIsRetriedThenTheJobFinishesWhatItHoldsAndSaysSo() async throws {
+        let server = try await PrivatePostgres.start() // its own: stopped mid-run
+        defer { server.stop() }
+        let b = try await build(latencyScale: "0.5", server: server)
+        let job = try Job(b, "1")
+        try #require(try await job.waitFor("started on"), "the job ran tests: \(job.output.text.suffix(2000))")
+        server.stop()
+        let code = try await job.exitCode(seconds: 180)
+        let output = job.output.text
+        #expect(code == 0, "what it held ran to its verdicts: \(output.suffix(3000))")
+        #expect(output.contains("trying again in"), "it retried with back-off: \(output.suffix(3000))")
+        #expect(output.contains("queue mode stopped taking work"), "and said when it gave up: \(output.suffix(3000))")
+        let report = try jobReport(b, "1")
+        #expect(!report.results.isEmpty && report.results.allSatisfy { $0.outcome != .notRun }, "\(report.results.map(\.outcome))")
+        #expect(report.warnings.contains { $0.contains("queue mode stopped taking work") }, "\(report.warnings)")
     }
 
     @Test func aJobKilledMidRunLosesNothing() async throws {
