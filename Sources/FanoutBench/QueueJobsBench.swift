@@ -42,7 +42,7 @@ struct QueueJobsBench: AsyncParsableCommand {
         }
         var results: [QueueJobsResult] = []
         for name in suite {
-            let prepared = try await QueueJobsSuite.prepare(name, dir: common.dir + "/queue-jobs")
+            let prepared = try await QueueJobsSuite.prepare(name, dir: common.dir + "/queue-jobs", realDir: common.dir + "/real")
             let bench = QueueJobsRun(suite: prepared, fanout: common.fanout, url: url, jobs: jobs, slots: slots,
                                      offsets: offsets, slow: slow, killed: killed, repeats: repeats,
                                      work: common.dir + "/queue-jobs/work/" + prepared.name)
@@ -65,7 +65,9 @@ struct QueueJobsSuite: Sendable {
     /// Whether its tests read BENCH_TIME_SCALE (generated suites): then a slow job's tests wait longer.
     var scalable: Bool
 
-    static func prepare(_ name: String, dir: String) async throws -> QueueJobsSuite {
+    /// A generated suite is written and built under `dir`; a real package is cloned and built under `realDir` (where
+    /// `fanout-bench real` keeps it too: one clone and build for both).
+    static func prepare(_ name: String, dir: String, realDir: String) async throws -> QueueJobsSuite {
         if let shape = SuiteShape(rawValue: name) {
             let suite = SuiteGenerator.make(shape: shape, seed: 1)
             let package = "\(dir)/suites/\(shape.rawValue)"
@@ -81,7 +83,7 @@ struct QueueJobsSuite: Sendable {
             throw ValidationError("no suite \(name): a shape (\(SuiteShape.allCases.map(\.rawValue).joined(separator: ", "))) "
                 + "or a package (\(RealPackage.all.map(\.name).joined(separator: ", ")))")
         }
-        let real = RealSuiteBench(package: package, dir: dir, fanout: "", slots: 1, repeats: 1, oracleRounds: 1)
+        let real = RealSuiteBench(package: package, dir: realDir, fanout: "", slots: 1, repeats: 1, oracleRounds: 1)
         let commit = try await real.checkout()
         progress("\(name) \(package.tag) (\(commit.prefix(12))): building \(real.source)")
         _ = try await Processes.check("swift", ["build", "--build-tests", "--package-path", real.source], timeout: 3600)
