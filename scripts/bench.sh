@@ -68,7 +68,8 @@
 #                                          latency p50/p99, complete latency p99, medians with ranges
 #   scripts/bench.sh --queue-jobs [--repeat K]
 #                                          queue mode against static shards (fanout-bench queue-jobs) on a private
-#                                          PostgreSQL: 4 jobs of 2 slots started 0, 5, 10 and 20 s apart, job 4 slow, on
+#                                          PostgreSQL: 4 jobs of 2 slots started 0, 5, 10 and 20 s apart, job 4 slow, a
+#                                          lease of 10 s, on
 #                                          the generated lognormal suite and GRDB 7.10.0; queue mode and static history
 #                                          shards, then each with job 2 killed at half the bound; makespans against the
 #                                          build's capacity bound, tests completed; K rounds (default 3), medians with

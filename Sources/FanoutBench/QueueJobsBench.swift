@@ -17,7 +17,7 @@ struct QueueJobsBench: AsyncParsableCommand {
     @Option(help: "The queue (postgres://USER@HOST:PORT/DATABASE); the password from PGPASSWORD or PGPASSFILE.")
     var url: String
     @Option(help: ArgumentHelp("A generated suite's shape, or a real package's name (\(RealPackage.all.map(\.name).joined(separator: ", "))); repeatable.", valueName: "suite"))
-    var suite: [String] = ["lognormal", "GRDB"]
+    var suite: [String] = ["lognormal", "GRDB.swift"]
     @Option(help: "CI jobs in the build.")
     var jobs = 4
     @Option(help: "Local slots of every job.")
@@ -29,6 +29,9 @@ struct QueueJobsBench: AsyncParsableCommand {
     var slow = 4
     @Option(help: "The job killed in the killed cases (1-based).")
     var killed = 2
+    @Option(help: ArgumentHelp("Seconds a job's reservation lasts unless renewed (queue: lease; Fanout's default is 30): "
+        + "how long a killed job's items wait before another job takes them."))
+    var lease = 10.0
     @Option(help: "Rounds of every case; figures are medians with their ranges.")
     var repeats = 3
     @Option(help: "Where to write the results (JSON).")
@@ -44,13 +47,13 @@ struct QueueJobsBench: AsyncParsableCommand {
         for name in suite {
             let prepared = try await QueueJobsSuite.prepare(name, dir: common.dir + "/queue-jobs", realDir: common.dir + "/real")
             let bench = QueueJobsRun(suite: prepared, fanout: common.fanout, url: url, jobs: jobs, slots: slots,
-                                     offsets: offsets, slow: slow, killed: killed, repeats: repeats,
+                                     offsets: offsets, slow: slow, killed: killed, lease: lease, repeats: repeats,
                                      work: common.dir + "/queue-jobs/work/" + prepared.name)
             let result = try await bench.run()
             print(result.table)
             results.append(result)
+            if let json { try JSONFiles.write(results, to: json) } // each suite's as soon as it is measured
         }
-        if let json { try JSONFiles.write(results, to: json) }
     }
 }
 
@@ -79,7 +82,7 @@ struct QueueJobsSuite: Sendable {
             return QueueJobsSuite(name: name, bin: "\(binDir)/\(suite.packageName)PackageTests.xctest", tests: suite.methodCount,
                                   skip: [], tmpdir: nil, scalable: true)
         }
-        guard let package = RealPackage.all.first(where: { $0.name == name }) else {
+        guard let package = RealPackage.all.first(where: { $0.name == name || $0.name.split(separator: ".").first.map(String.init) == name }) else {
             throw ValidationError("no suite \(name): a shape (\(SuiteShape.allCases.map(\.rawValue).joined(separator: ", "))) "
                 + "or a package (\(RealPackage.all.map(\.name).joined(separator: ", ")))")
         }
@@ -105,6 +108,7 @@ struct QueueJobsRun: Sendable {
     var offsets: [Double]
     var slow: Int
     var killed: Int
+    var lease: Double
     var repeats: Int
     var work: String
 
@@ -156,7 +160,7 @@ struct QueueJobsRun: Sendable {
             rounds.append(r)
         }
         if let tmp = suite.tmpdir { try? fm.removeItem(atPath: tmp) }
-        return QueueJobsResult(suite: suite.name, tests: reference.results.count, testTime: testTime, longestTest: longest,
+        return QueueJobsResult(suite: suite.name, tests: reference.results.count, testTime: testTime, longestTest: longest, lease: lease,
                                jobs: plannedJobs.map { QueueJobsResult.JobShape(start: $0.start, slots: $0.slots, speed: $0.speed) },
                                killed: killed, rounds: rounds, loadAverage: SuiteBench.loadAverage())
     }
@@ -194,6 +198,8 @@ struct QueueJobsRun: Sendable {
         let build = "bench-\(label)-\(UUID().uuidString.prefix(8))"
         let planned = plannedJobs
         let killAt = kill ? Self.bound(planned, work: work, longest: longest) / 2 : nil
+        // The lease comes from a config file (there is no flag for it), as a CI job's fanout.yml would give it.
+        try "queue:\n  url: \(url)\n  lease: \(lease)\n".write(toFile: "\(folder)/fanout.yml", atomically: true, encoding: .utf8)
         let t0 = BenchClock.now()
         let ends = try await withThrowingTaskGroup(of: (Int, Double, Int32?).self) { group in
             for job in planned {
@@ -201,7 +207,9 @@ struct QueueJobsRun: Sendable {
                 try FileManager.default.copyItem(atPath: history, toPath: jobHistory)
                 var arguments = ["run", "--bundle", suite.bin, "--history", jobHistory, "--report-dir", "\(folder)/job-\(job.index)",
                                  "--slots", String(job.slots), "--no-record", "--shard", "\(job.index)/\(jobs)"] + skipArguments
-                if mode == .queue { arguments += ["--queue", url, "--build-id", build, "--worker", String(job.index)] }
+                if mode == .queue {
+                    arguments += ["--queue", url, "--build-id", build, "--worker", String(job.index), "--config", "\(folder)/fanout.yml"]
+                }
                 let env = environment(job.environment)
                 let killThis = kill && job.index == killed ? killAt : nil
                 group.addTask {
@@ -326,6 +334,7 @@ struct QueueJobsResult: Codable, Sendable {
     var tests: Int
     var testTime: Double
     var longestTest: Double
+    var lease: Double
     var jobs: [JobShape]
     var killed: Int
     var rounds: [QueueJobsRound]
@@ -340,7 +349,7 @@ struct QueueJobsResult: Codable, Sendable {
         return """
 
             Queue mode against static shards: \(suite), \(tests) tests, \(f1(testTime)) s of test time (the longest \(f2(longestTest)) s); \(rounds.count) rounds, median (min–max)
-              jobs: \(shape)
+              jobs: \(shape); queue lease \(f1(lease)) s (a killed job's items go to others once it lapses)
               | case | makespan (s) | × bound | jobs' ends apart (s) | tests completed |
               |---|---|---|---|---|
               | queue mode | \(spread { $0.queue?.makespan }) | \(spread { $0.queue.map { $0.makespan / $0.bound } }) | \(spread { $0.queue?.finishSpread }) | \(spread { $0.queue.map { Double($0.completed) } }) of \(tests) |
