@@ -87,6 +87,34 @@ import Testing
         for i in 1...3 { #expect(plan.contains("\(i)/3"), "\(plan)") }
     }
 
+    @Test func jobsWithDifferentSlotsCutTheSameShards() async throws {
+        // CI jobs on machines of different sizes (slots default to twice the cores): every test still in exactly one
+        // shard. Seen failing when each job split classes for its own slots: tests in two shards, others in none.
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let config = dir.file("fanout.yml")
+        try "destination:\n  name: local\n  environment: { DEMO_LATENCY_SCALE: \"0.2\" }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let common = ["--config", config, "--bundle", bundle, "--skip", "Performance|SessionTimeout|Straggler|Flaky",
+                      "--history", dir.file("h.sqlite")]
+        // A history, so that long classes are split by methods.
+        let (code, out, err) = try await runCLI(["run"] + common + ["--slots", "8", "--report-dir", dir.file("all")], cwd: dir.path)
+        #expect(code == 0, "\(out)\(err)")
+        let all = testIDs(try jsonReport(dir.file("all/report.json")))
+        var seen: [String] = []
+        var split = false
+        for (i, slots) in [(1, "1"), (2, "3"), (3, "8")] {
+            let (c, o, e) = try await runCLI(["run", "--no-record"] + common + ["--slots", slots, "--shard", "\(i)/3",
+                                                                                "--report-dir", dir.file("s\(i)")], cwd: dir.path)
+            #expect(c == 0, "shard \(i): \(o)\(e)")
+            let report = try jsonReport(dir.file("s\(i)/report.json"))
+            seen += testIDs(report)
+            split = split || ((report["classes"] as? [[String: Any]]) ?? []).contains { ($0["estimateSource"] as? String)?.contains("split") == true }
+        }
+        #expect(split, "some class was split by methods (else the check proves nothing)")
+        #expect(seen.count == all.count, "no test in two shards: \(seen.count) of \(all.count)")
+        #expect(Set(seen) == Set(all), "every test in some shard: missing \(Set(all).subtracting(seen).sorted().prefix(5))")
+    }
+
     @Test func aShardOutOfRangeOrWithNothingToRunIsAnError() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

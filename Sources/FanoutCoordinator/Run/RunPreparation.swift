@@ -93,9 +93,10 @@ struct RunPreparation: Sendable {
         let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
         let exclusive = try PerformanceClasses(settings: settings, measured: measured,
                                                fromSources: PerformanceClasses.measuringInSources(of: settings))
-        // With shards, a class is split for every job's slots (every job has the same), so that its groups spread
-        // over shards.
-        let splitter = MethodSplitter(slots: slotCount * (settings.shard?.count ?? 1), overhead: settings.invocationOverhead,
+        // With shards, a class is split for the same slots in every job (not this job's own: jobs of different sizes
+        // would cut different shards), so that its groups spread over shards.
+        let splitter = MethodSplitter(slots: settings.shard.map { ShardPlanner.splitSlots($0.count) } ?? slotCount,
+                                      overhead: settings.invocationOverhead,
                                       percentile: settings.percentile / 100)
         var items: [WorkItem] = []
         for spec in destinations {
