@@ -94,8 +94,11 @@ struct RunPreparation: Sendable {
         let exclusive = try PerformanceClasses(settings: settings, measured: measured,
                                                fromSources: PerformanceClasses.measuringInSources(of: settings))
         // With shards, a class is split for the same slots in every job (not this job's own: jobs of different sizes
-        // would cut different shards), so that its groups spread over shards.
-        let splitter = MethodSplitter(slots: settings.shard.map { ShardPlanner.splitSlots($0.count) } ?? slotCount,
+        // would cut different shards), so that its groups spread over shards. In queue mode the seeder's items are
+        // every job's: split for the build's jobs (its fallback shards' count, else 4), not for the seeder alone.
+        let splitSlots = settings.shard.map { ShardPlanner.splitSlots($0.count) }
+            ?? settings.queue.map { ShardPlanner.splitSlots($0.fallbackShard?.count ?? 4) } ?? slotCount
+        let splitter = MethodSplitter(slots: splitSlots,
                                       overhead: settings.invocationOverhead,
                                       percentile: settings.percentile / 100)
         var items: [WorkItem] = []
