@@ -130,6 +130,8 @@ public actor PostgresQueue: WorkQueue {
                     role = .seeder
                 }
                 if alive > 0 {
+                    // Two joins of one name at once: the second waits for the first's commit, then sees it.
+                    _ = try s.query("SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))", [build.id, worker.name])
                     let live = try s.query("""
                         SELECT extract(epoch FROM now() - max(last_seen)) FROM fanout_queue_workers
                         WHERE build_id = $1 AND name = $2 AND session <> $3 AND NOT finished

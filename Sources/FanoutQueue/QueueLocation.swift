@@ -10,15 +10,18 @@ public struct QueueLocation: Hashable, Sendable, CustomStringConvertible {
     public init(_ text: String) throws(QueueError) {
         let text = text.trimmed
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
-            throw .badLocation(text, why: "it is not a URL; write postgres://USER@HOST:PORT/DATABASE")
+            // Not echoed: text that is not a URL may still hold a password.
+            throw .badLocation("the queue's URL", why: "it is not a URL; write postgres://USER@HOST:PORT/DATABASE")
         }
         guard scheme == "postgres" || scheme == "postgresql" else {
             throw .badLocation(text, why: "Fanout's queue is PostgreSQL: the URL starts with postgres:// (not \(scheme)://)")
         }
-        if components.password != nil {
+        if components.password != nil || (components.queryItems ?? []).contains(where: { $0.name.lowercased() == "password" }) {
             // Not even echoed back: the message names the URL without its password.
             var shown = components
             shown.password = nil
+            shown.queryItems = shown.queryItems?.filter { $0.name.lowercased() != "password" }
+            if shown.queryItems?.isEmpty == true { shown.queryItems = nil }
             throw .badLocation(shown.string ?? "the URL",
                                why: "it holds a password; remove it and give the password in PGPASSWORD or a password file (PGPASSFILE)")
         }

@@ -40,6 +40,26 @@ struct QueueMergeTests {
         #expect(merged.report.warnings.first?.contains("2 tests of build b never completed (the queue was not drained") == true)
     }
 
+    @Test func theJobsQuarantineMutesAFailureAndKeepsItsSkippedTests() {
+        let mute = QuarantineEntry(test: "M.C/t1", mode: .mute, reason: "flaky", added: "2026-11-01", expires: "2026-12-31")
+        let skip = QuarantineEntry(test: "M.C/t9", mode: .skip, reason: "broken", added: "2026-11-01", expires: "2026-12-31")
+        var muted = result("t1", .passed)
+        muted.quarantine = mute
+        var skipped = result("t9", .skipped)
+        skipped.quarantine = skip
+        let job = RunReport(runID: "r1", fanoutVersion: "0", startedAt: Date(), finishedAt: Date(), interrupted: false,
+                            product: ProductInfo(package: nil, bundle: "x"), destinations: ["local"], agents: [],
+                            plan: PlanReport(slots: 1, lowerBound: 1, predictedMakespan: 1, totalEstimate: 1), units: [],
+                            classes: [], results: [muted, skipped], measurements: [], warnings: [],
+                            timing: Timing(wall: 1, preparation: 0, makespan: 1, lowerBound: 1), exitCode: 0)
+        let merged = QueueMerge.merge(build: "b", items: [item(1, ["t1"])], results: [result("t1", .failed)],
+                                      jobReports: [job], drained: true, finishedAt: Date())
+        #expect(merged.report.results.map(\.id.name) == ["t1", "t9"])
+        #expect(merged.report.results.first?.isMutedFailure == true, "the failure is muted, as the job muted it")
+        #expect(merged.report.counts.muted == 1 && merged.report.counts.skipped == 1)
+        #expect(merged.report.exitCode == 0)
+    }
+
     @Test func theJobsReportsGiveAgentsAndClassTimesButNotResults() {
         var job = RunReport(runID: "r1", fanoutVersion: "0", startedAt: Date(timeIntervalSince1970: 10),
                             finishedAt: Date(timeIntervalSince1970: 20), interrupted: true,

@@ -26,13 +26,15 @@ import Testing
 
     /// A repository of the built demo suite: its quick classes, 2 slots a job, a `lease` of 3 s. `flaky`: with
     /// RetryableFetchTests, whose testFetchWithFlakyBackend fails its first run of the build and passes after.
-    func build(lease: Int = 3, flaky: Bool = false, latencyScale: String? = nil, server own: PrivatePostgres? = nil) async throws -> Build {
+    func build(lease: Int = 3, flaky: Bool = false, failing: Bool = false, latencyScale: String? = nil,
+               server own: PrivatePostgres? = nil) async throws -> Build {
         let server = if let own { own } else { try await Self.server.value }
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()
         // CIExampleTests' repository (the demo suite's quick classes, 2 slots), with the queue.
         let repo = try CIExampleTests().repository(in: dir, bundle: bundle,
-                                                     environment: flaky ? ", DEMO_FLAKY_DIR: \"\(dir.file("flaky"))\"" : "")
+                                                     environment: (flaky ? ", DEMO_FLAKY_DIR: \"\(dir.file("flaky"))\"" : "")
+                                                        + (failing ? ", DEMO_ST_FAIL: \"1\"" : ""))
         var config = try String(contentsOfFile: repo + "/fanout.yml", encoding: .utf8)
         if flaky { config = config.replacingOccurrences(of: ", \"RetryableFetch\"", with: "") }
         if let latencyScale { config = config.replacingOccurrences(of: "DEMO_LATENCY_SCALE: \"0.05\"", with: "DEMO_LATENCY_SCALE: \"\(latencyScale)\"") }
@@ -301,6 +303,23 @@ import Testing
         let again = try jobReport(b, failer)
         #expect(Set(again.results.map(\.id.suite.name)) == ["RetryableFetchTests"], "\(again.results.map(\.id))")
         #expect((out + err).contains("a CI retry"), "\(out)\(err)")
+    }
+
+    @Test func aFailureRetriedByTheOnlyJobAndFailingAgainFailsItWithEachAttemptOnce() async throws {
+        // One job: its failed test goes back to the queue, no other job is alive to take it, so it takes it itself;
+        // it fails again with no retry left. The job fails (that failure was not queued again), and the merged
+        // report has the test's two attempts, not the first one twice.
+        let b = try await build(failing: true)
+        let (code, out, err) = try await runCLI(b.arguments("1") + ["--retries", "1"], cwd: b.repo, env: b.env)
+        #expect(code == 1, "\(out.suffix(2000))\(err.suffix(2000))")
+        #expect((out + err).contains("queued again for another job"), "\(out)\(err)")
+        let (rc, output, merged) = try await queueReport(b, wait: 30)
+        #expect(rc == 1, "\(output.suffix(2000))")
+        let failed = merged?.results.filter { $0.outcome == .failed } ?? []
+        #expect(!failed.isEmpty, "the failing test is in the merged report")
+        for result in failed {
+            #expect(result.attempts.map(\.outcome) == [.failed, .failed], "\(result.id): \(result.attempts.map(\.outcome))")
+        }
     }
 
     @Test func aRetriedJobRunsItsFirstShareAgainEvenWhenTheQueueIsEmpty() async throws {

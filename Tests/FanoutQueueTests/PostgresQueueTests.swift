@@ -332,6 +332,15 @@ final class Locked<Value: Sendable>: Sendable {
         } catch {
             #expect(error.description.contains("PGPASSWORD") && !error.description.contains("hunter2"), "\(error)")
         }
+        for leaky in ["postgres://queue_user@127.0.0.1:\(server.port)/queue?sslmode=disable&password=hunter2",
+                      "postgres://queue_user@127.0.0.1/queue?PASSWORD=hunter2", "queue_user:hunter2@127.0.0.1 not a url"] {
+            do {
+                _ = try QueueLocation(leaky)
+                Issue.record("taken: \(leaky)")
+            } catch {
+                #expect(!error.description.contains("hunter2"), "\(error)")
+            }
+        }
         #expect(throws: QueueError.self) { try QueueLocation("redis://127.0.0.1:6379") }
         // The TLS-only user: refused in clear text, accepted over TLS with the server's certificate verified.
         let clear = PostgresQueue(try QueueLocation(server.url(user: "tls_user")), backoff: [])

@@ -19,7 +19,9 @@ extension Dispatcher {
         queueTaken += items
         for item in items {
             guard let number = item.queueItem else { continue }
-            openQueueItems[number, default: []] += item.testIDs.map { RunLedger.ResultKey(destination: item.destination, test: $0) }
+            let keys = item.testIDs.map { RunLedger.ResultKey(destination: item.destination, test: $0) }
+            openQueueItems[number, default: []] += keys
+            for key in keys { attemptsBefore[number, default: [:]][key] = ledger.attemptCount(of: key) }
         }
         let runnable = items.filter { unservedDestinations[$0.destination] == nil }
         for item in items where unservedDestinations[item.destination] != nil {
@@ -56,7 +58,18 @@ extension Dispatcher {
             let reason = unservedItems.remove(number) != nil
                 ? keys.first.flatMap { unservedDestinations[$0.destination] } ?? "no agent serves its destination"
                 : "the run was interrupted before this test ran"
-            return (number, ledger.results(of: keys, reasonForMissing: reason))
+            let before = attemptsBefore.removeValue(forKey: number) ?? [:]
+            return (number, ledger.results(of: keys, reasonForMissing: reason).map { result in
+                let skip = before[RunLedger.ResultKey(destination: result.destination, test: result.id)] ?? 0
+                guard skip > 0 else { return result }
+                var own = result
+                own.attempts = Array(result.attempts.dropFirst(skip))
+                if own.attempts.isEmpty {
+                    own.attempts = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reason)], unit: 0, agent: "")]
+                }
+                own.outcome = Verdict.test(own.attempts)
+                return own
+            })
         }
     }
 }

@@ -60,6 +60,9 @@ actor Dispatcher {
     /// Destinations no agent of this job serves (queue mode), with the reason their tests do not run.
     var unservedDestinations: [String: String] = [:]
     var unservedItems: Set<Int> = []
+    /// Per queue item, the attempts each of its tests had here before the item came (a retry item this job took
+    /// itself): the item's results are the attempts made for it, not those already recorded with another item.
+    var attemptsBefore: [Int: [RunLedger.ResultKey: Int]] = [:]
     /// Every item taken from the queue (the job's share: its report's classes).
     var queueTaken: [WorkItem] = []
 

@@ -157,7 +157,8 @@ struct QueueFeed: Sendable {
                 let want = await dispatcher.demand
                 var got = 0
                 while got < want, let r = try await queue.reserve(build, for: worker, lease: job.lease) {
-                    if try await take(r) { got += 1 }
+                    guard try await take(r) else { break } // given back: it would come straight back now
+                    got += 1
                 }
                 var pause = Self.interval
                 if want > 0, got == 0, held.isEmpty {
@@ -236,7 +237,15 @@ struct QueueFeed: Sendable {
                 let text = "queue item \(number): its lease lapsed and another job took it; its results here do not count in the build's results"
                 progress(.warning(text))
                 summary.warnings.append(text)
-            } else if c.retryQueued, let retry {
+                continue
+            }
+            // A failure counts against this job unless it went back to the queue this time (a test queued again
+            // earlier that failed here once more, with no retry left, counts).
+            let queuedAgain = c.retryQueued ? Set(retry?.testIDs ?? []) : []
+            for result in results where result.outcome.isFailure && !queuedAgain.contains(result.id) {
+                summary.requeued.remove(RunLedger.ResultKey(destination: result.destination, test: result.id))
+            }
+            if c.retryQueued, let retry {
                 summary.requeued.formUnion(retry.testIDs.map { RunLedger.ResultKey(destination: retry.destination, test: $0) })
                 progress(.phase("queue: \(retry.tests.count) failed test\(retry.tests.count == 1 ? "" : "s") of \(retry.suite) queued again for another job (retry \(retry.retry) of \(retries))"))
             }

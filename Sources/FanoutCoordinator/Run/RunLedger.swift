@@ -140,6 +140,9 @@ struct RunLedger: Sendable {
 
     /// Every test that was asked for, exactly once, with all of its attempts and its verdict (`Verdict.test`). Tests
     /// that never got an attempt are not run, with the reason.
+    /// How many attempts of this test the run has made so far.
+    func attemptCount(of key: ResultKey) -> Int { attempts[key]?.count ?? 0 }
+
     func results(reasonForMissing reason: String) -> [TestResult] {
         results(of: Array(expected.keys), reasonForMissing: reason)
     }

@@ -73,6 +73,21 @@ public enum QueueMerge {
             merged.append(TestResult(id: key.test, framework: framework[key] ?? .xctest, destination: key.destination,
                                      outcome: Verdict.test(tries), attempts: tries))
         }
+        // The quarantine as the jobs applied it (one fanout-quarantine.yml for the build): a muted test's failure does
+        // not fail the build, and the tests it kept from running are in the report, skipped.
+        var index: [Key: Int] = [:]
+        for (i, r) in merged.enumerated() { index[Key(destination: r.destination, test: r.id)] = i }
+        for report in jobReports {
+            for r in report.results where r.quarantine != nil {
+                let key = Key(destination: r.destination, test: r.id)
+                if let i = index[key] {
+                    merged[i].quarantine = r.quarantine
+                } else {
+                    index[key] = merged.count
+                    merged.append(r)
+                }
+            }
+        }
         merged.sort { ($0.destination, $0.id) < ($1.destination, $1.id) }
 
         let firstItems = items.filter { $0.retryOf == nil }.map(\.work)
