@@ -16,6 +16,7 @@ enum HistorySchema {
         migrator.registerMigration("v3 cpu and memory of units, classes and attempts", migrate: addResourceUsage)
         migrator.registerMigration("v4 product of runs", migrate: addProduct)
         migrator.registerMigration("v5 test target verdicts for selective testing", migrate: addTargetRuns)
+        migrator.registerMigration("v6 order of tests in their process", migrate: addTestOrder)
         return migrator
     }
 
@@ -203,5 +204,25 @@ enum HistorySchema {
             t.uniqueKey(["run_id", "destination", "target"])
         }
         try db.create(index: "target_runs_by_target", on: "target_runs", columns: ["destination", "target", "recorded_at"])
+    }
+
+    /// The order tests ran in their process (`fanout bisect`, order checks): each attempt's position in its unit
+    /// (1-based; the attempts of the same run, destination and unit with a lower position ran before it there), and
+    /// whether the unit ran tests at the same time. An INTEGER of 1 or 2 bytes per attempt: the order costs no list of
+    /// names. `replay_of`: an order check's attempt, the unit whose order it replayed. `order_dependent` on a result:
+    /// see below.
+    private static func addTestOrder(_ db: Database) throws {
+        try db.alter(table: "test_attempts") { t in
+            t.add(column: "position", .integer)
+            t.add(column: "replay_of", .integer)
+        }
+        try db.alter(table: "unit_runs") { t in
+            t.add(column: "concurrent", .boolean)
+        }
+        // An order-dependent result: its polluters (`Module.Class/test`, one per line; "" when not narrowed down).
+        // Its attempts are no evidence of a flake (``HistoryStore/flakyTests(runs:)``).
+        try db.alter(table: "test_results") { t in
+            t.add(column: "order_dependent", .text)
+        }
     }
 }

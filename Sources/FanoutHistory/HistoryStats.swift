@@ -118,3 +118,15 @@ public struct PastMeasurement: Hashable, Sendable {
         self.baseline = baseline
     }
 }
+
+/// A test found order-dependent in recent runs (see ``HistoryStore/orderDependentTests(runs:)``).
+public struct OrderDependentStat: Hashable, Sendable {
+    public var test: TestID
+    public var destination: String
+    /// Recent runs in which it was found order-dependent.
+    public var runs: Int
+    /// The polluters its newest such run named (empty: not narrowed down there).
+    public var polluters: [String]
+    public var lastRun: String
+    public var lastSeen: Date
+}

@@ -51,14 +51,14 @@ extension HistoryStore {
         // OR REPLACE: a report that lists a unit twice keeps its last entry rather than losing the whole run.
         let statement = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO unit_runs (run, unit_id, destination, framework, agent, slot, suites, test_count,
-                estimate, started_at, duration, ending, cpu_seconds, peak_memory, cores)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                estimate, started_at, duration, ending, cpu_seconds, peak_memory, cores, concurrent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for unit in run.units {
             try statement.execute(arguments: [
                 key, unit.id, unit.destination, unit.framework.rawValue, unit.agent, unit.slot,
                 try json(unit.suites), unit.testCount, unit.estimate, unit.startedAt, unit.duration, unit.ending,
-                unit.cpuSeconds, unit.peakMemoryBytes, unit.cores,
+                unit.cpuSeconds, unit.peakMemoryBytes, unit.cores, unit.concurrent == true ? true : nil,
             ])
         }
     }
@@ -81,23 +81,26 @@ extension HistoryStore {
     private static func insertResults(_ run: HistoryRun, run key: Int64, keys: inout TestKeys,
                                       _ db: Database) throws {
         let insertResult = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO test_results (run, destination, test, framework, outcome, attempt_count)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO test_results (run, destination, test, framework, outcome, attempt_count,
+                order_dependent)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         let insertAttempt = try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO test_attempts (run, destination, test, attempt, outcome, duration, agent, unit,
-                failure, cpu_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                failure, cpu_ms, position, replay_of)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for test in run.tests {
             let testKey = try keys.key(for: test.id)
             try insertResult.execute(arguments: [
                 key, test.destination, testKey, test.framework.rawValue, test.outcome.rawValue, test.attempts.count,
+                test.orderPolluters?.joined(separator: "\n"),
             ])
             for (index, attempt) in test.attempts.enumerated() {
                 try insertAttempt.execute(arguments: [
                     key, test.destination, testKey, index, attempt.outcome.rawValue, attempt.duration, attempt.agent,
-                    attempt.unit, attempt.failure, milliseconds(attempt.cpuSeconds),
+                    attempt.unit, attempt.failure, milliseconds(attempt.cpuSeconds), attempt.position,
+                    attempt.replayOf,
                 ])
             }
         }

@@ -90,7 +90,9 @@ extension HistoryStore {
                     SELECT a.destination, a.test, a.run, recent.product, recent.started_at,
                         a.outcome IN ('failed', 'crashed', 'timed-out') AS bad, a.outcome = 'passed' AS good
                     FROM test_attempts a JOIN recent ON recent.id = a.run
-                    WHERE a.outcome IN ('passed', 'failed', 'crashed', 'timed-out')),
+                        JOIN test_results r ON r.run = a.run AND r.destination = a.destination AND r.test = a.test
+                    -- An order-dependent result's attempts say how it depends on order, not that it is flaky.
+                    WHERE a.outcome IN ('passed', 'failed', 'crashed', 'timed-out') AND r.order_dependent IS NULL),
                 products AS (
                     SELECT destination, test, product, MAX(good) AS passed_on, MAX(bad) AS failed_on
                     FROM attempts GROUP BY destination, test, product),
@@ -235,6 +237,38 @@ extension HistoryStore {
                 byRun[run, default: []].append(Outcome(rawValue: row["outcome"]) ?? .notRun)
             }
             return order.map { byRun[$0] ?? [] }
+        }
+    }
+
+    /// Tests found order-dependent (`--retries` order checks) in the recent runs, newest first: how often, and the
+    /// polluters the newest such run named.
+    public func orderDependentTests(runs: Int = 20) throws(HistoryError) -> [OrderDependentStat] {
+        try read("find order-dependent tests") { db in
+            var found: [String: OrderDependentStat] = [:]
+            var order: [String] = []
+            let rows = try Row.fetchAll(db, sql: """
+                WITH recent AS (SELECT id, started_at, run_id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?)
+                SELECT r.destination, r.order_dependent, recent.started_at, recent.run_id, t.module, t.suite, t.name
+                FROM test_results r JOIN recent ON recent.id = r.run JOIN tests t ON t.id = r.test
+                WHERE r.order_dependent IS NOT NULL
+                ORDER BY recent.started_at DESC, recent.run_id DESC, t.module, t.suite, t.name
+                """, arguments: [runs])
+            for row in rows {
+                let test = TestID(module: row["module"], suite: row["suite"], name: row["name"])
+                let destination: String = row["destination"]
+                let key = "\(destination)|\(test)"
+                if var stat = found[key] {
+                    stat.runs += 1
+                    found[key] = stat
+                    continue
+                }
+                let text: String = row["order_dependent"]
+                found[key] = OrderDependentStat(test: test, destination: destination, runs: 1,
+                                                polluters: text.split(separator: "\n").map(String.init),
+                                                lastRun: row["run_id"], lastSeen: row["started_at"])
+                order.append(key)
+            }
+            return order.compactMap { found[$0] }
         }
     }
 }

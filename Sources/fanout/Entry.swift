@@ -13,7 +13,7 @@ extension Fanout {
     /// crashed while releasing the command's locals after it returned (BadInputTests caught it: SIGSEGV/SIGILL).
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(RunCommand.bareShuffle(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -13,6 +13,6 @@ struct Fanout: AsyncParsableCommand {
         """,
         version: Coordinator.version,
         subcommands: [RunCommand.self, PlanCommand.self, ListCommand.self, HistoryCommand.self, AgentsCommand.self, BaselineCommand.self,
-                      QuarantineCommand.self, ReportCommand.self, QueueCommand.self, InitCommand.self],
+                      QuarantineCommand.self, ReportCommand.self, QueueCommand.self, BisectCommand.self, InitCommand.self],
         defaultSubcommand: RunCommand.self)
 }

@@ -46,6 +46,9 @@ extension HistoryCommand {
         mutating func run() async throws {
             guard propose else {
                 print(try InspectionTables.flakyTable(path: history, runs: runs).rendered())
+                if let order = try InspectionTables.orderDependentTable(path: history, runs: runs) {
+                    print("\n" + order.rendered())
+                }
                 return
             }
             guard let mode = QuarantineMode(rawValue: mode) else { throw FanoutError("--mode must be mute or skip (got '\(mode)')") }
@@ -69,6 +72,11 @@ extension HistoryCommand {
                 print("\(verb)release \(e.label): it passed cleanly in each of its last \(releaseAfter) runs")
             }
             for t in result.alreadyQuarantined { print("already quarantined: \(t)") }
+            for o in result.orderDependent {
+                print("not proposed: \(o.test) is order-dependent (\(o.runs) run\(o.runs == 1 ? "" : "s")), not flaky: it fails after "
+                    + (o.polluters.isEmpty ? "tests that ran before it (`fanout bisect '\(o.test)' --run \(o.lastRun)` names them)"
+                        : o.polluters.joined(separator: " + ")) + ": fix the polluter rather than mute the victim")
+            }
             if result.added.isEmpty, result.released.isEmpty {
                 print("nothing to propose: no test over \(String(format1: threshold * 100))% flake rate with "
                     + "\(minFailures)+ failures in the last \(runs) runs, and no muted test with \(releaseAfter) clean runs")

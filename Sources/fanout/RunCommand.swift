@@ -51,6 +51,15 @@ struct RunCommand: AsyncParsableCommand {
                                valueName: "S"))
     var seed: Int?
 
+    @Option(help: ArgumentHelp("With --retries: seconds the run may spend finding the polluter(s) of a test found "
+        + "order-dependent (0: name the tests that ran before it only).", valueName: "S"))
+    var bisectBudget: Double?
+
+    @Option(help: ArgumentHelp("Deal classes to processes at random from this seed (bare --shuffle: a random seed, printed), "
+        + "one process per slot, to find tests that depend on the tests before them; with --repeat N each repetition "
+        + "gets its own deal.", valueName: "SEED"))
+    var shuffle: String?
+
     @Flag(help: "Leave the run's folder on the agents (for debugging); processes are still stopped.")
     var keepRemote = false
 
@@ -99,6 +108,23 @@ struct RunCommand: AsyncParsableCommand {
         if let repeatCount { settings.repeatCount = repeatCount }
         if untilFailure { settings.untilFailure = true }
         if let seed { settings.seed = seed }
+        if let bisectBudget {
+            guard bisectBudget >= 0 else {
+                throw FanoutError("--bisect-budget must be 0 or more seconds (got \(bisectBudget))",
+                                  hint: "0 names the suspects of an order-dependent test without narrowing them down.")
+            }
+            settings.bisectBudget = bisectBudget
+        }
+        if let shuffle {
+            if shuffle == Self.randomShuffle {
+                settings.shuffle = Int.random(in: 1...999_999)
+            } else if let value = Int(shuffle), value >= 0 {
+                settings.shuffle = value
+            } else {
+                throw FanoutError("--shuffle takes a seed, a whole number of 0 or more (got \(shuffle))",
+                                  hint: "--shuffle 42 replays the deal of seed 42; a bare --shuffle draws one and prints it.")
+            }
+        }
         if failOnPerfRegression { settings.failOnPerfRegression = true }
         if let baselines { settings.baselinesPath = baselines }
         let environment = ProcessInfo.processInfo.environment
@@ -124,5 +150,30 @@ struct RunCommand: AsyncParsableCommand {
         try settings.validate()
         let code = await RunCommandDriver(settings: settings, forceColor: color).run()
         throw ExitCode(code)
+    }
+}
+
+extension RunCommand {
+    /// What a bare `--shuffle` (no seed after it) stands for: draw one.
+    static let randomShuffle = "random"
+
+    /// `--shuffle` takes an optional seed, which ArgumentParser options cannot: a `--shuffle` that ends the command
+    /// line or is followed by another flag becomes `--shuffle=random`. Nothing after a `--` is touched.
+    static func bareShuffle(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            if argument == "--" {
+                out.append(argument)
+                out += rest
+                break
+            }
+            if argument == "--shuffle", rest.first.map({ $0.hasPrefix("-") && Int($0) == nil }) ?? true {
+                out.append("--shuffle=\(randomShuffle)")
+            } else {
+                out.append(argument)
+            }
+        }
+        return out
     }
 }

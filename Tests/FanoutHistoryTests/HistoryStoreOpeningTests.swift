@@ -17,7 +17,7 @@ struct HistoryStoreOpeningTests {
         let (store, warnings) = try HistoryStore.open(at: path)
         #expect(warnings.isEmpty)
         #expect(FileManager.default.fileExists(atPath: path))
-        #expect(HistoryStore.currentSchemaVersion == 5)
+        #expect(HistoryStore.currentSchemaVersion == 6)
         #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
         #expect(try HistoryStore.inMemory().schemaVersion() == HistoryStore.currentSchemaVersion)
     }

@@ -18,16 +18,7 @@ import Testing
     static func fails(_ test: String, seed: Int) -> Bool {
         let name = String(test.split(separator: "/").last ?? "")
         guard let p = probabilities[test] else { return false }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        var z = (UInt64(seed) ^ hash) &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(UInt64(1) << 53) < p
+        return seededDraw(seed: seed, name: name) < p
     }
 
     func settings(_ dir: TempDir, filters: [String]) async throws -> RunSettings {

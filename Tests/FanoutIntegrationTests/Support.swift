@@ -168,3 +168,18 @@ enum ProcessTable {
         return pid_t(String(fields[1]))
     }
 }
+
+/// The seeded coin of the fixtures' flaky tests (LongSuite's SeededCoin, OrderSuite's FlakyTests), copied here, not
+/// asked of Fanout: a number in [0, 1) from SplitMix64 of FANOUT_SEED mixed with the FNV-1a hash of the test's name.
+func seededDraw(seed: Int, name: String) -> Double {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in name.utf8 {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+    }
+    var z = (UInt64(seed) ^ hash) &+ 0x9E37_79B9_7F4A_7C15
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    z ^= z >> 31
+    return Double(z >> 11) / Double(UInt64(1) << 53)
+}

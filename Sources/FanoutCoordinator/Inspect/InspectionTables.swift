@@ -100,6 +100,25 @@ public enum InspectionTables {
         }
     }
 
+    /// `fanout history flaky`: tests found order-dependent (not flaky) over recent runs, with their polluters; nil
+    /// when there are none.
+    public static func orderDependentTable(path: String, runs: Int) throws(FanoutError) -> Table? {
+        do {
+            let (store, _) = try HistoryStore.open(at: path)
+            let rows = try store.orderDependentTests(runs: runs).map { o in
+                [o.test.description, o.destination, String(o.runs),
+                 o.polluters.isEmpty ? "not narrowed down: fanout bisect '\(o.test)' --run \(o.lastRun)" : o.polluters.joined(separator: " + "),
+                 Self.day(o.lastSeen)]
+            }
+            guard !rows.isEmpty else { return nil }
+            return Table(title: "Order-dependent tests over the last \(runs) runs: they fail after other tests leave state "
+                            + "behind in their process (not flaky: fix the polluter); their runs are not counted as flakes",
+                         headers: ["test", "destination", "runs", "polluters", "last seen"], rows: rows, numeric: [2])
+        } catch {
+            throw FanoutError("cannot read the timing history at \(path): \(error)", exitCode: .infrastructure)
+        }
+    }
+
     /// A date as `2026-11-26` (UTC).
     static func day(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)

@@ -97,6 +97,8 @@ public struct QuarantineProposal: Sendable {
         public var released: [QuarantineEntry] = []
         /// Flaky tests over the threshold that already have an entry.
         public var alreadyQuarantined: [String] = []
+        /// Tests found order-dependent in the runs looked at: never proposed as flaky, their polluters named.
+        public var orderDependent: [OrderDependentStat] = []
     }
 
     /// Reads the history and the quarantine file; writes the file unless `dryRun`.
@@ -112,6 +114,7 @@ public struct QuarantineProposal: Sendable {
         do {
             store = try HistoryStore.open(at: historyPath).0
             stats = try store.flakyTests(runs: runs)
+            result.orderDependent = try store.orderDependentTests(runs: runs)
         } catch {
             throw FanoutError("cannot read the timing history at \(historyPath): \(error)", exitCode: .infrastructure)
         }

@@ -131,7 +131,8 @@ public final class Coordinator: Sendable {
                                retries: settings.isRepeating || feed != nil ? 0 : settings.retries, slots: prepared.slots, clock: clock,
                                deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
                                capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
-                               untilFailure: settings.untilFailure, progress: progress)
+                               untilFailure: settings.untilFailure, bisectBudget: settings.bisectBudget,
+                               progress: progress)
         for w in prepared.warnings + notes { await state.warn(w) }
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
@@ -226,13 +227,15 @@ public final class Coordinator: Sendable {
                              cpuPacking: settings.cpuPacking),
             slotsServing: serving, items: settings.queue == nil ? prepared.items : await state.queueTaken,
             units: ledger.finished.map(\.record),
-            results: prepared.quarantine.apply(to: await state.results(reasonForMissing: reason)), measurements: ledger.measurements,
+            results: OrderHunt.analyse(prepared.quarantine.apply(to: await state.results(reasonForMissing: reason))),
+            measurements: ledger.measurements,
             warnings: ledger.warnings, steals: await state.steals, shard: settings.shard, wall: now)
         if settings.isRepeating {
             assembly.repeatRun = RepeatReport(repetitions: settings.repetitions, untilFailure: settings.untilFailure,
                                               seed: prepared.seed ?? 0)
         }
         var report = assembly.report
+        report.shuffleSeed = settings.shuffle
         if let plan = prepared.selective {
             var selective = plan.report
             // `--no-record`: nothing is left for later runs, and the report says so by listing no verdicts.

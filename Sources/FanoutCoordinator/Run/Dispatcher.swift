@@ -69,6 +69,17 @@ actor Dispatcher {
     /// What the units produced.
     var ledger: RunLedger
 
+    /// Order checks (Dispatcher+OrderChecks.swift): check units waiting for a slot, what each check unit is for, the
+    /// bisection steps awaiting their unit, the searches running, the check units made per test, and the run-clock time
+    /// at which in-run bisection stops (`bisectBudget` seconds after the first search began; 0: none).
+    var pendingChecks: [WorkUnit] = []
+    var checkUnits: [Int: OrderCheck] = [:]
+    var stepWaiters: [Int: CheckedContinuation<Attempt?, Never>] = [:]
+    var searches = 0
+    var checksMade: [RunLedger.ResultKey: Int] = [:]
+    var bisectDeadline: Double?
+    let bisectBudget: Double
+
     /// A unit running on a slot, as the dispatcher tracks it.
     struct Running {
         var unit: WorkUnit
@@ -100,7 +111,8 @@ actor Dispatcher {
 
     init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int, clock: RunClock,
          deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(), runSeed: Int? = nil,
-         untilFailure: Bool = false, progress: @escaping ProgressHandler) {
+         untilFailure: Bool = false, bisectBudget: Double = 0, progress: @escaping ProgressHandler) {
+        self.bisectBudget = bisectBudget
         ledger = RunLedger(items: items, deviceClasses: deviceClasses, runSeed: runSeed, progress: progress)
         self.clock = clock
         self.untilFailure = untilFailure
@@ -141,7 +153,9 @@ actor Dispatcher {
                 running[unit.id] = Running(unit: unit, start: t, agent: slot.agent, twin: nil, isBackup: false)
                 return unit
             }
-            if running.isEmpty && !feedOpen { return nil }
+            // Order checks and bisection steps come after the run's own work, before copies and steals of it.
+            if !held, let check = takeOrderCheck(for: slot, serving: destinations, now: t) { return check }
+            if running.isEmpty && !feedOpen && !checksPending { return nil }
             // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
             let saturated = capacity != nil && machine?.isSaturated == true
             if !held, let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
@@ -160,7 +174,7 @@ actor Dispatcher {
         let here = machine(of: slot.agent)
         let candidates = running.values.map {
             RunningUnit(id: $0.unit.id, start: $0.start, estimate: $0.unit.estimate, agent: $0.agent,
-                        excluded: $0.twin != nil || $0.isBackup
+                        excluded: $0.twin != nil || $0.isBackup || checkUnits[$0.unit.id] != nil
                             || (capacity != nil && resources[$0.agent] != nil && machine(of: $0.agent) == here
                                 && ($0.cpuRate == nil || isComputing($0))))
         }
@@ -201,7 +215,9 @@ actor Dispatcher {
     func overhead(on agent: String) -> Double? { ledger.overhead(on: agent) }
 
     /// Work is queued or running: a lost agent is worth re-admitting.
-    var hasWork: Bool { !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty || feedOpen) }
+    var hasWork: Bool {
+        !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty || feedOpen || checksPending)
+    }
 
     /// An agent is deployed, takes work for these destinations, and is of this hardware class.
     func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?,
@@ -223,6 +239,7 @@ actor Dispatcher {
     /// No more units will be handed out (interrupted).
     func stop() {
         stopped = true
+        abandonOrderChecks()
         wakeAll()
     }
 
@@ -230,6 +247,8 @@ actor Dispatcher {
 
     /// A test ended, as its line arrived: this run learns its time (stealing), and the ledger counts it.
     func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int) {
+        // An order check's tests run as context: not the run's results, nor its progress.
+        guard checkUnits[unit] == nil else { return }
         testEnded(id, attempt, destination: destination, unit: unit)
         ledger.testEnded(id, attempt, destination: destination)
     }
@@ -241,6 +260,14 @@ actor Dispatcher {
         let me = running.removeValue(forKey: done.unit.id)
         cancellers[done.unit.id] = nil
         if let me { agentSpanEnded(done.unit.id, agent: me.agent, start: me.start, end: done.endedAt) }
+        if let check = checkUnits.removeValue(forKey: done.unit.id) {
+            orderCheckEnded(done, check)
+            progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
+                                duration: done.endedAt - done.startedAt))
+            reportStatus()
+            wakeAll()
+            return
+        }
         let alone = measuredAlone.removeValue(forKey: done.unit.id) ?? [:]
         done.takenFrom = me?.takenFrom
         done.handedOver = handedOver.removeValue(forKey: done.unit.id)?.count ?? 0
@@ -264,6 +291,7 @@ actor Dispatcher {
                                   retry: RetryPolicy(retries: retries), remeasured: contended)
         ledger.record(after, of: done)
         scheduler.requeue(after.requeue + remeasure)
+        if !stopped && !huntOver { scheduleOrderChecks(after: done) }
         for test in contended.sorted() {
             ledger.warn("\(test): its measurement failed XCTest's deviation rule while other work shared \(done.slot.agent); "
                 + "it runs again alone, and that run is its verdict (the first attempt is kept as context)")

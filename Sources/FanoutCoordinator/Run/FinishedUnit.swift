@@ -24,13 +24,17 @@ struct FinishedUnit: Sendable {
     var result: UnitResult
     /// What its processes consumed, when the agent measured it.
     var usage: ResourceUsage? = nil
+    /// An order check: the test it replayed after the tests that preceded its failure (only its attempt counts).
+    var replayOf: TestID? = nil
 }
 
 extension FinishedUnit {
     /// What the report keeps of it.
     var record: UnitRecord {
-        UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: startedAt, endedAt: endedAt,
-                   ending: ending.description, superseded: superseded, takenFrom: takenFrom, handedOver: handedOver,
-                   command: command, log: log, result: result, usage: usage)
+        var record = UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: startedAt, endedAt: endedAt,
+                                ending: ending.description, superseded: superseded, takenFrom: takenFrom,
+                                handedOver: handedOver, command: command, log: log, result: result, usage: usage)
+        record.replayOf = replayOf
+        return record
     }
 }

@@ -25,6 +25,8 @@ struct RunLedger: Sendable {
     private(set) var finished: [FinishedUnit] = []
     private(set) var warnings: [String] = []
     private(set) var measurements: [MeasurementRecord] = []
+    /// Tests an order check found order-dependent (Dispatcher+OrderChecks.swift).
+    var orderDependence: [ResultKey: OrderDependence] = [:]
 
     init(items: [WorkItem], deviceClasses: [String: String], runSeed: Int?, progress: @escaping ProgressHandler) {
         var expected: [ResultKey: (TestID, Framework)] = [:]
@@ -161,7 +163,39 @@ struct RunLedger: Sendable {
             var result = TestResult(id: value.0, framework: value.1, destination: key.destination,
                                     outcome: Verdict.test(tries), attempts: tries)
             result.repeats = stats
+            result.orderDependence = orderDependence[key]
             return result
         }.sorted { ($0.destination, $0.id) < ($1.destination, $1.id) }
+    }
+
+    // MARK: - Order checks
+
+    /// The attempts made so far of this test.
+    func attempts(of key: ResultKey) -> [Attempt] { attempts[key] ?? [] }
+
+    /// The tests that ran before `position` in `unit`'s process, in order (from the units that ended).
+    func predecessors(inUnit unit: Int, before position: Int) -> [TestID] {
+        guard let done = finished.last(where: { $0.unit.id == unit && !$0.superseded }) else { return [] }
+        return done.result.attempts.compactMap { id, a in a.position.flatMap { $0 < position ? (id, $0) : nil } }
+            .sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
+    /// An order check ended: the unit is kept for the report; only `victim`'s attempt counts, and only when
+    /// `counts` (the classifying check; a bisection step's attempt is the search's, not the test's). Its other
+    /// tests ran as context: their results, times and measurements are not the run's.
+    mutating func recordCheck(_ done: FinishedUnit, victim: TestID, replayOf: Int, counts: Bool) {
+        var kept = done
+        var victimAttempt = done.result.attempts[victim]
+        victimAttempt?.replayOf = replayOf
+        kept.result.attempts = counts ? victimAttempt.map { [victim: $0] } ?? [:] : [:]
+        kept.result.leftovers = []
+        kept.result.missing = []
+        kept.result.measurements = []
+        kept.result.suiteDurations = [:]
+        kept.result.completeSuites = []
+        kept.result.problem = nil
+        kept.replayOf = victim
+        finished.append(kept)
+        if counts, let a = victimAttempt { add(a, of: victim, in: kept) }
     }
 }

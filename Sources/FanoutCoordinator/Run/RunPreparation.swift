@@ -158,6 +158,14 @@ struct RunPreparation: Sendable {
                 }
             }
         }
+        if let seed = settings.shuffle {
+            // Repetitions each get a deal of their own (ShuffleDeal keys it by repetition): a `--repeat N --shuffle`
+            // hunt puts other tests before each test in every repetition.
+            items = ShuffleDeal.deal(items, seed: seed, processes: slotCount)
+            progress(.phase("--shuffle \(seed): classes dealt at random to \(Set(items.compactMap(\.batch)).count) processes "
+                + "(replay this order with --shuffle \(seed) and the same slots); inside a process XCTest runs its classes in the "
+                + "binary's order and Swift Testing runs suites at the same time: neither order can be chosen on Linux"))
+        }
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
         let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
         var prepared = PreparedRun(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,

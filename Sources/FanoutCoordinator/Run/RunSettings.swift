@@ -64,6 +64,9 @@ public struct RunSettings: Sendable, Hashable {
     /// Re-run failed tests up to this many times (preferring another agent). A test that fails and then passes
     /// is flaky: counted once, as a pass with flakes.
     public var retries = 0
+    /// Seconds a run may spend narrowing its order-dependent tests down to their polluters (`--bisect-budget`; 0:
+    /// name the suspects only). Order checks themselves run whenever `retries` is on.
+    public var bisectBudget: Double = 300
     /// `--repeat N`: run every selected test N times, each repetition in a process of its own, spread over the
     /// slots, agents and destinations; retries are off (each repetition is one attempt). 1: an ordinary run.
     public var repeatCount = 1
@@ -72,6 +75,9 @@ public struct RunSettings: Sendable, Hashable {
     /// `--seed S`: the run's seed, from which each unit's FANOUT_SEED derives (default: drawn for a `--repeat` run,
     /// none otherwise).
     public var seed: Int?
+    /// `--shuffle SEED`: which classes share a process is dealt at random from this seed (`ShuffleDeal`), one process
+    /// per slot; nil: the scheduler packs them by time.
+    public var shuffle: Int?
 
     /// Repetitions of a flake hunt: `--repeat N`, or 100 with `--until-failure` alone.
     public var repetitions: Int { untilFailure && repeatCount == 1 ? Self.untilFailureRepetitions : repeatCount }
@@ -173,6 +179,10 @@ public struct RunSettings: Sendable, Hashable {
         }
         _ = try activeDestinations()
         if let queue {
+            if shuffle != nil {
+                throw FanoutError("--shuffle does not run in queue mode: the jobs take the work in their own order",
+                                  hint: "Shuffle in a run of its own, without --queue.")
+            }
             if isRepeating {
                 throw FanoutError("--repeat and --until-failure do not run in queue mode",
                                   hint: "Hunt flaky tests in a run of their own, without --queue.")

@@ -154,6 +154,8 @@ public struct RunReportAssembly: Sendable {
         report.cpuSeconds = u.usage?.cpuSeconds
         report.peakMemoryBytes = u.usage?.peakMemoryBytes
         report.cpuWaitSeconds = u.usage?.cpuWaitSeconds
+        report.concurrent = u.result.concurrent ? true : nil
+        report.replayOf = u.replayOf?.description
         return report
     }
 

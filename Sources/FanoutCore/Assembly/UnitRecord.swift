@@ -22,6 +22,8 @@ public struct UnitRecord: Sendable, Hashable {
     public var result: UnitResult
     /// What its processes consumed (nil: the agent could not measure it).
     public var usage: ResourceUsage?
+    /// An order check: the test it replayed after the tests that preceded its failure.
+    public var replayOf: TestID?
 
     public init(unit: WorkUnit, agent: String, slot: Int, startedAt: Double, endedAt: Double, ending: String,
                 superseded: Bool = false, takenFrom: Int? = nil, handedOver: Int = 0, command: String = "",

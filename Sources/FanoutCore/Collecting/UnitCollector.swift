@@ -15,6 +15,9 @@ public struct UnitResult: Sendable, Hashable {
     public var completeSuites: Set<SuiteID>
     /// Why the unit is an error although it may have reported tests (zero tests selected, odd exit).
     public var problem: String?
+    /// Its process ran tests at the same time (Swift Testing runs a suite's tests concurrently): the order of its
+    /// attempts (`Attempt.position`) is the order they started, not one after another.
+    public var concurrent: Bool = false
 }
 
 /// Assembles the events of one running unit into attempts, and decides at the end what happened to every test
@@ -23,7 +26,11 @@ public struct UnitCollector: Sendable {
     /// The unit as it ran, less the tests it handed over to other units (work stealing).
     public private(set) var unit: WorkUnit
     public let agent: String
+    /// Tests in the order their process started them (the order `Attempt.position` keeps), and how many run now.
     private var started: [TestID] = []
+    private var startedSet: Set<TestID> = []
+    private var runningNow = 0
+    private var concurrent = false
     private var ended: [TestID: Attempt] = [:]
     private var issues: [TestID: [Issue]] = [:]
     private var measurements: [Measurement] = []
@@ -56,11 +63,15 @@ public struct UnitCollector: Sendable {
         switch event {
         case .started(let id):
             if !expected.contains(id) { strays.append(id) }
-            if !started.contains(id) { started.append(id) }
+            if startedSet.insert(id).inserted {
+                started.append(id)
+                runningNow += 1
+                if runningNow > 1 { concurrent = true }
+            }
         case .issue(let id, let issue):
             issues[id, default: []].append(issue)
         case .ended(let id, let status, let duration, let reason):
-            if !started.contains(id) { started.append(id) }
+            if startedSet.insert(id).inserted { started.append(id) } else if ended[id] == nil { runningNow -= 1 }
             let again = ended[id] != nil
             var recorded = issues[id] ?? []
             if again {
@@ -194,7 +205,13 @@ public struct UnitCollector: Sendable {
             if normal, !abnormal { complete.insert(item.suite) }
         }
 
-        return UnitResult(attempts: attempts, leftovers: leftovers, missing: missing, measurements: measurements,
-                          suiteDurations: durations, completeSuites: complete, problem: problem)
+        // Where each test stood in its process: what ran before it there is what `fanout bisect` replays.
+        for (index, id) in started.enumerated() where attempts[id] != nil {
+            attempts[id]?.position = index + 1
+        }
+        var result = UnitResult(attempts: attempts, leftovers: leftovers, missing: missing, measurements: measurements,
+                                suiteDurations: durations, completeSuites: complete, problem: problem)
+        result.concurrent = concurrent
+        return result
     }
 }

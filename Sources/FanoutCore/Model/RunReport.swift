@@ -31,6 +31,8 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var shard: Shard?
     /// A `--repeat` run (flake hunting): repetitions, seed, and the first failure; absent in an ordinary run.
     public var repeatRun: RepeatReport?
+    /// `--shuffle SEED`: the seed that dealt classes to processes (run again with it to get the same processes).
+    public var shuffleSeed: Int?
     /// `--selective`: each test target's decision (skipped as unchanged, or run and why) and what the run recorded;
     /// absent when the run was not selective.
     public var selective: SelectiveReport?
@@ -190,6 +192,12 @@ public struct UnitReport: Codable, Sendable, Hashable {
     /// Seconds its processes were ready to run but waited for a core (``ResourceUsage/cpuWaitSeconds``): what
     /// sharing the cores cost it. Absent when the agent could not measure it.
     public var cpuWaitSeconds: Double?
+    /// True when its process ran tests at the same time (Swift Testing): its tests' `position`s are the order they
+    /// started, and a test's predecessors may have overlapped it. Absent: one test after another.
+    public var concurrent: Bool?
+    /// An order check (`--retries`): the test (`Module.Class/test`) it replayed after the tests that preceded its
+    /// failure; only that test's attempt counts.
+    public var replayOf: String?
 
     public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
                 testCount: Int, estimate: Double, startedAt: Double, duration: Double, ending: String,

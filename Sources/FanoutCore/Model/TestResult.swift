@@ -22,6 +22,12 @@ public struct Attempt: Hashable, Codable, Sendable {
     /// while other work shared its agent, and the test ran again alone (README "Performance tests"). Kept as
     /// context; nil for every other attempt.
     public var contended: String?
+    /// Its place in its process: the nth test the process started (1-based). The tests of the same unit with a lower
+    /// position ran before it in that process (see `UnitReport.concurrent` for Swift Testing); nil when unknown.
+    public var position: Int?
+    /// An order check (`--retries`): this attempt ran after the same tests that preceded its failing attempt, in
+    /// the same order, in a fresh process; their results are not counted. nil for every other attempt.
+    public var replayOf: Int?
 
     public init(outcome: Outcome, duration: Double, issues: [Issue] = [], skipReason: String? = nil, unit: Int,
                 agent: String, diagnostics: String? = nil) {
@@ -50,6 +56,9 @@ public struct TestResult: Hashable, Codable, Sendable {
     public var quarantine: QuarantineEntry?
     /// Under `--repeat`: how its repetitions ended, with the pass rate's interval.
     public var repeats: RepeatStats?
+    /// `--retries`: it failed after the tests before it in its process, passed without them, and failed again
+    /// after them (an order check): order-dependent, not flaky. nil otherwise.
+    public var orderDependence: OrderDependence?
 
     public init(id: TestID, framework: Framework, destination: String, outcome: Outcome, attempts: [Attempt]) {
         self.id = id

@@ -72,6 +72,9 @@ public struct WorkItem: Hashable, Codable, Sendable {
     /// Queue mode: the number of the item of the build's shared queue this work came from (its leftovers, retries and
     /// stolen parts keep it), so the job knows when everything of that item has its verdict. nil: not from a queue.
     public var queueItem: Int?
+    /// `--shuffle`: the process this item was dealt to (`ShuffleDeal`). Items of one batch run together in one unit,
+    /// and with nothing else. nil: the scheduler packs it as usual.
+    public var batch: Int?
 
     public init(suite: SuiteID, framework: Framework, destination: String, tests: [String], isWholeSuite: Bool,
                 estimate: Double, source: EstimateSource, requeues: Int = 0, retry: Int = 0, avoidAgent: String? = nil) {

@@ -106,6 +106,21 @@ public struct Scheduler: Sendable {
     /// start-up cost measured on that slot's agent, when known (it sizes the batch).
     public mutating func next(now: Double, overhead: Double? = nil, accepts: (WorkItem) -> Bool = { _ in true }) -> WorkUnit? {
         guard let head = takeHead(accepts) else { return nil }
+        if let batch = head.batch {
+            // `--shuffle`: a dealt process runs its batch, all of it and nothing else (`ShuffleDeal`).
+            var items = [head]
+            while let r = returned.firstIndex(where: { $0.batch == batch && Self.canShareUnit($0, head) }) {
+                items.append(takeReturned(r))
+            }
+            while let q = queue.indices[cursor...].first(where: {
+                !taken[$0] && queue[$0].batch == batch && Self.canShareUnit(queue[$0], head)
+            }) {
+                items.append(takeQueued(q))
+            }
+            let unit = WorkUnit(id: nextID, items: items)
+            nextID += 1
+            return unit
+        }
         var items = [head]
         var total = head.estimate
         let startUp = overhead ?? options.overhead
@@ -347,7 +362,7 @@ public struct Scheduler: Sendable {
         guard a.framework == b.framework, a.destination == b.destination, a.suite != b.suite,
               !a.exclusive, !b.exclusive else { return false }
         // One process has one FANOUT_SEED, that of one repetition and retry (`WorkUnit.seed(run:)`).
-        guard a.repetition == b.repetition, a.retry == b.retry else { return false }
+        guard a.repetition == b.repetition, a.retry == b.retry, a.batch == b.batch else { return false }
         if a.framework != .swiftTesting, a.suite.name == b.suite.name { return false }
         return true
     }

@@ -86,10 +86,13 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         public var peakMemoryBytes: Int64?
         /// Online CPUs of the agent's machine.
         public var cores: Int?
+        /// Its process ran tests at the same time (Swift Testing): positions are the order tests started.
+        public var concurrent: Bool?
 
         public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
                     testCount: Int, estimate: Double?, startedAt: Double?, duration: Double?, ending: String,
-                    cpuSeconds: Double? = nil, peakMemoryBytes: Int64? = nil, cores: Int? = nil) {
+                    cpuSeconds: Double? = nil, peakMemoryBytes: Int64? = nil, cores: Int? = nil,
+                    concurrent: Bool? = nil) {
             self.id = id
             self.destination = destination
             self.framework = framework
@@ -104,6 +107,7 @@ public struct HistoryRun: Codable, Sendable, Hashable {
             self.cpuSeconds = cpuSeconds
             self.peakMemoryBytes = peakMemoryBytes
             self.cores = cores
+            self.concurrent = concurrent
         }
     }
 
@@ -154,9 +158,12 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         public var framework: Framework
         public var outcome: Outcome
         public var attempts: [TestAttempt]
+        /// Found order-dependent in this run: its polluters (empty when they were not narrowed down); nil: not.
+        public var orderPolluters: [String]?
 
         public init(destination: String, id: TestID, framework: Framework, outcome: Outcome,
-                    attempts: [TestAttempt]) {
+                    attempts: [TestAttempt], orderPolluters: [String]? = nil) {
+            self.orderPolluters = orderPolluters
             self.destination = destination
             self.module = id.suite.module
             self.suite = id.suite.name
@@ -180,9 +187,16 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         public var failure: String?
         /// CPU seconds its process consumed while it ran (kept to the millisecond).
         public var cpuSeconds: Double?
+        /// The nth test its process started (1-based): the attempts of the same unit with a lower position ran
+        /// before it there (what `fanout bisect` replays). nil: not known (recorded before Fanout kept it).
+        public var position: Int?
+        /// An order check: the unit whose order it replayed.
+        public var replayOf: Int?
 
         public init(outcome: Outcome, duration: Double?, agent: String, unit: Int, failure: String? = nil,
-                    cpuSeconds: Double? = nil) {
+                    cpuSeconds: Double? = nil, position: Int? = nil, replayOf: Int? = nil) {
+            self.position = position
+            self.replayOf = replayOf
             self.outcome = outcome
             self.duration = duration
             self.agent = agent
@@ -263,7 +277,7 @@ extension HistoryRun {
                         slot: unit.slot, suites: unit.suites, testCount: unit.testCount, estimate: unit.estimate,
                         startedAt: unit.startedAt, duration: unit.duration, ending: unit.ending,
                         cpuSeconds: unit.cpuSeconds, peakMemoryBytes: unit.peakMemoryBytes,
-                        cores: cores[unit.agent] ?? nil)
+                        cores: cores[unit.agent] ?? nil, concurrent: unit.concurrent)
             },
             classes: report.classes.map { entry in
                 ClassRun(destination: entry.destination, framework: entry.framework, module: entry.suite.module,
@@ -278,8 +292,10 @@ extension HistoryRun {
                             TestAttempt(outcome: attempt.outcome, duration: attempt.duration, agent: attempt.agent,
                                         unit: attempt.unit,
                                         failure: attempt.issues.first(where: \.isFailure)?.message,
-                                        cpuSeconds: attempt.cpuSeconds)
-                        })
+                                        cpuSeconds: attempt.cpuSeconds, position: attempt.position,
+                                        replayOf: attempt.replayOf)
+                        },
+                        orderPolluters: test.orderDependence.map { ($0.polluters ?? []).map(\.description) })
             },
             measurements: report.measurements.map(MeasurementRun.init))
     }

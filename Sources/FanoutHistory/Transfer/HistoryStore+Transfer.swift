@@ -31,31 +31,42 @@ extension HistoryStore {
     /// Every run in the store, oldest first, as an import would write it back; only the newest `limit` when given.
     public func exportRuns(limit: Int? = nil) throws(HistoryError) -> [HistoryRun] {
         try read("export the history") { db in
-            var runs = try Row.fetchAll(db, sql: """
+            try Self.runs(db, sql: """
                 SELECT * FROM (SELECT * FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?)
                 ORDER BY started_at, run_id
-                """, arguments: [limit ?? -1]).map { row -> (Int64, HistoryRun) in
-                let run = HistoryRun(
-                    runID: row["run_id"], startedAt: row["started_at"], finishedAt: row["finished_at"],
-                    fanoutVersion: row["fanout_version"], exitCode: Int32(truncatingIfNeeded: row["exit_code"] as Int),
-                    interrupted: row["interrupted"],
-                    destinations: decodeJSON([String].self, from: row["destinations"]) ?? [], product: row["product"],
-                    slots: row["slots"],
-                    wall: row["wall"], preparation: row["preparation"], makespan: row["makespan"],
-                    lowerBound: row["lower_bound"], predictedMakespan: row["predicted_makespan"],
-                    plannedLowerBound: row["planned_lower_bound"], totalEstimate: row["total_estimate"],
-                    counts: Self.counts(of: row))
-                return (row["id"], run)
-            }
-            for index in runs.indices {
-                let key = runs[index].0
-                runs[index].1.units = try Self.exportedUnits(run: key, db)
-                runs[index].1.classes = try Self.exportedClasses(run: key, db)
-                runs[index].1.tests = try Self.exportedTests(run: key, db)
-                runs[index].1.measurements = try Self.exportedMeasurements(run: key, db)
-            }
-            return runs.map(\.1)
+                """, arguments: [limit ?? -1])
         }
+    }
+
+    /// One run, whole (every unit, class, attempt and measurement), by its id; nil when the store does not have it.
+    public func run(id: String) throws(HistoryError) -> HistoryRun? {
+        try read("read run \(id)") { db in
+            try Self.runs(db, sql: "SELECT * FROM runs WHERE run_id = ?", arguments: [id]).first
+        }
+    }
+
+    private static func runs(_ db: Database, sql: String, arguments: StatementArguments) throws -> [HistoryRun] {
+        var runs = try Row.fetchAll(db, sql: sql, arguments: arguments).map { row -> (Int64, HistoryRun) in
+            let run = HistoryRun(
+                runID: row["run_id"], startedAt: row["started_at"], finishedAt: row["finished_at"],
+                fanoutVersion: row["fanout_version"], exitCode: Int32(truncatingIfNeeded: row["exit_code"] as Int),
+                interrupted: row["interrupted"],
+                destinations: decodeJSON([String].self, from: row["destinations"]) ?? [], product: row["product"],
+                slots: row["slots"],
+                wall: row["wall"], preparation: row["preparation"], makespan: row["makespan"],
+                lowerBound: row["lower_bound"], predictedMakespan: row["predicted_makespan"],
+                plannedLowerBound: row["planned_lower_bound"], totalEstimate: row["total_estimate"],
+                counts: Self.counts(of: row))
+            return (row["id"], run)
+        }
+        for index in runs.indices {
+            let key = runs[index].0
+            runs[index].1.units = try exportedUnits(run: key, db)
+            runs[index].1.classes = try exportedClasses(run: key, db)
+            runs[index].1.tests = try exportedTests(run: key, db)
+            runs[index].1.measurements = try exportedMeasurements(run: key, db)
+        }
+        return runs.map(\.1)
     }
 
     /// Writes `runs` into the store in one transaction: all of them, or (on any error) none.
@@ -95,7 +106,7 @@ extension HistoryStore {
                 agent: row["agent"], slot: row["slot"], suites: decodeJSON([String].self, from: row["suites"]) ?? [],
                 testCount: row["test_count"], estimate: row["estimate"], startedAt: row["started_at"],
                 duration: row["duration"], ending: row["ending"], cpuSeconds: row["cpu_seconds"],
-                peakMemoryBytes: row["peak_memory"], cores: row["cores"])
+                peakMemoryBytes: row["peak_memory"], cores: row["cores"], concurrent: row["concurrent"])
         }
     }
 
@@ -119,7 +130,8 @@ extension HistoryStore {
             let cpu: Int64? = row["cpu_ms"]
             let attempt = HistoryRun.TestAttempt(outcome: try outcome(row["outcome"]), duration: row["duration"],
                                                  agent: row["agent"], unit: row["unit"], failure: row["failure"],
-                                                 cpuSeconds: cpu.map { Double($0) / 1000 })
+                                                 cpuSeconds: cpu.map { Double($0) / 1000 },
+                                                 position: row["position"], replayOf: row["replay_of"])
             attempts[row["destination"], default: [:]][row["test"], default: []].append(attempt)
         }
         return try Row.fetchAll(db, sql: """
@@ -129,7 +141,8 @@ extension HistoryStore {
             HistoryRun.TestRun(
                 destination: row["destination"], id: TestID(module: row["module"], suite: row["suite"], name: row["name"]),
                 framework: try framework(row["framework"]), outcome: try outcome(row["outcome"]),
-                attempts: attempts[row["destination"]]?[row["test"]] ?? [])
+                attempts: attempts[row["destination"]]?[row["test"]] ?? [],
+                orderPolluters: (row["order_dependent"] as String?).map { $0.split(separator: "\n").map(String.init) })
         }
     }
 

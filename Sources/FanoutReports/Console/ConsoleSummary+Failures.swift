@@ -106,6 +106,9 @@ extension ConsoleSummary {
                 if result.attempts.count > 1 { place += " · attempt \(result.attempts.count)" }
                 out.wrapped(place, indent: "      ", continuation: "        ", style: out.style.dim)
             }
+            if let order = ReportFacts.orderLine(result, runID: report.runID) {
+                out.wrapped(order, indent: "      ", continuation: "        ", style: out.style.boldYellow)
+            }
             // Whether the history says this failure is likely a flake.
             if let score = result.flakeScore {
                 out.wrapped(score.summary, indent: "      ", continuation: "        ", style: out.style.dim)

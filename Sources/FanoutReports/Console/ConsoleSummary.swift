@@ -63,6 +63,10 @@ public struct ConsoleSummary: Sendable {
         }
         out.wrapped("fanout \(report.fanoutVersion) · product \(report.product.bundle)", indent: "  ",
                     continuation: "    ", style: out.style.dim)
+        if let seed = report.shuffleSeed {
+            out.wrapped("shuffled: classes dealt to processes from seed \(seed) (--shuffle \(seed) with the same slots deals them again)",
+                        indent: "  ", continuation: "    ", style: out.style.dim)
+        }
         if report.interrupted {
             out.wrapped("Interrupted: the run was stopped before it finished; this is what had run by then.",
                         style: out.style.boldYellow)

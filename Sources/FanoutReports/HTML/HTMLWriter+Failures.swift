@@ -61,6 +61,9 @@ extension HTMLWriter {
             ? ReportFacts.headline(of: attempt, outcome: result.outcome, unit: unit)
             : issues.map(ReportFacts.line(for:)).joined(separator: "\n")
         out += "<pre class=\"message\">\(e(HTMLEscaping.clipped(message, to: Self.textLimit)))</pre>\n"
+        if let order = ReportFacts.orderLine(result, runID: report.runID) {
+            out += "<p class=\"flake\">\(e(order, line: true))</p>\n"
+        }
         // Whether the history says this failure is likely a flake.
         if let score = result.flakeScore { out += "<p class=\"flake\">\(e(score.summary, line: true))</p>\n" }
 

@@ -151,7 +151,16 @@ public struct JUnitWriter: Sendable {
         case .failed, .crashed, .timedOut, .notRun:
             xml.open("testcase", attributes)
             writeProperties(of: measurements, into: &xml)
-            let message = ReportFacts.headline(of: deciding, outcome: result.outcome, unit: unit)
+            if let order = result.orderDependence, measurements.isEmpty {
+                // Readers that keep properties (Jenkins, GitLab) can tell an order-dependent failure from a flake.
+                xml.open("properties")
+                xml.element("property", [("name", "order.dependent"), ("value", "true")])
+                xml.element("property", [("name", order.polluters == nil ? "order.suspects" : "order.polluters"),
+                                         ("value", order.blamed.map(\.description).joined(separator: " "))])
+                xml.close()
+            }
+            var message = ReportFacts.headline(of: deciding, outcome: result.outcome, unit: unit)
+            if let order = ReportFacts.orderLine(result, runID: context.report.runID) { message = order + " · " + message }
             let (element, type) = switch result.outcome {
             case .failed: ("failure", ReportFacts.failureType(of: deciding))
             case .crashed: ("error", "crash")

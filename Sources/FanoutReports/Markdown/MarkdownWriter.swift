@@ -70,7 +70,7 @@ public struct MarkdownWriter: Sendable {
                     + "<code>\(Self.html(group.signature))</code></summary>\n\n"
                 for result in group.results.prefix(testsPerGroup) {
                     text += Self.item(result, unit: result.decidingAttempt.flatMap { units[$0.unit] },
-                                      destinations: report.destinations.count)
+                                      destinations: report.destinations.count, runID: report.runID)
                 }
                 if group.results.count > testsPerGroup { text += "- … and \(group.results.count - testsPerGroup) more\n" }
                 text += "\n</details>\n\n"
@@ -168,7 +168,7 @@ public struct MarkdownWriter: Sendable {
     }
 
     /// One failing test: id, place, location and its first lines.
-    static func item(_ result: TestResult, unit: UnitReport?, destinations: Int) -> String {
+    static func item(_ result: TestResult, unit: UnitReport?, destinations: Int, runID: String = "") -> String {
         let attempt = result.decidingAttempt
         var text = "- `\(code(result.id.description))`\(place(result, destinations: destinations))"
         if let location = attempt?.failingIssues.first?.location ?? attempt?.issues.first?.location {
@@ -179,7 +179,11 @@ public struct MarkdownWriter: Sendable {
         let lines = message.split(separator: "\n", omittingEmptySubsequences: true).prefix(4)
         for line in lines { text += "\n  > " + escape(String(line.prefix(500))) }
         let tries = result.attempts.count
-        if tries > 1 { text += "\n  > (\(tries) attempts, every one failed)" }
+        if let order = ReportFacts.orderLine(result, runID: runID) {
+            text += "\n  > " + escape(order)
+        } else if tries > 1 {
+            text += "\n  > (\(tries) attempts, every one failed)"
+        }
         if let score = result.flakeScore { text += "\n  > " + escape(score.summary) }
         return text + "\n"
     }

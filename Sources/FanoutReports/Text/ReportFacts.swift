@@ -57,6 +57,16 @@ enum ReportFacts {
         return (heading, lines)
     }
 
+    /// `ORDER-DEPENDENT: fails after M.A/testX ran before it in its process (not flaky) · fanout bisect …`: what an
+    /// order check found, and how to narrow it down or replay it; nil for a test not found order-dependent.
+    static func orderLine(_ result: TestResult, runID: String) -> String? {
+        guard let order = result.orderDependence else { return nil }
+        let next = order.polluters == nil
+            ? " · narrow it down: fanout bisect '\(result.id)' --run \(runID)"
+            : " · fix the polluter (it leaves state behind), or reset that state in setUp"
+        return "ORDER-DEPENDENT, not flaky: " + order.summary.dropFirst("order-dependent: ".count) + next
+    }
+
     /// `fails one run in ten · @alice, https://…/12 · until 2026-12-26`: why a test is quarantined, who owns it.
     static func quarantineLine(_ entry: QuarantineEntry) -> String {
         ([entry.reason, entry.ownership].filter { !$0.isEmpty } + ["until \(entry.expires)"]).joined(separator: " · ")
