@@ -23,6 +23,11 @@ public struct AgentFleet: Sendable {
         self.archives = archives
     }
 
+    /// This machine alone, with `slots` slots: where a replay runs for the person who asked (`fanout bisect`).
+    public static func thisMachine(slots: Int) -> AgentFleet {
+        AgentFleet(transports: [LocalTransport(name: "local", slots: slots)])
+    }
+
     /// Transports made elsewhere (tests, scripted agents).
     public init(transports: [any Transport]) {
         self.transports = transports

@@ -37,7 +37,7 @@ public enum ConfigFile {
         let top = ConfigNode(node: root, path: "", file: file, environment: environment)
         let keys = try top.mapping(allowed: ["package", "bundle", "build", "filter", "skip", "slots", "report_dir",
                                              "reports", "history", "record_history", "timeout", "estimate",
-                                             "destination", "agents", "known_hosts", "ssh_config", "host_key_policy", "ssh", "retries",
+                                             "destination", "agents", "known_hosts", "ssh_config", "host_key_policy", "ssh", "retries", "bisect_budget",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
                                              "exclusive", "not_exclusive", "performance", "baselines", "fail_on_perf_regression",
                                              "quarantine", "selective", "queue"])
@@ -67,6 +67,7 @@ public enum ConfigFile {
         if let v = keys["split_classes"] { settings.splitClasses = try v.bool() }
         if let v = keys["cpu_packing"] { settings.cpuPacking = try v.bool() }
         if let v = keys["retries"] { settings.retries = try v.int(min: 0) }
+        if let v = keys["bisect_budget"] { settings.bisectBudget = try v.double(min: 0) }
         if let v = keys["requeue_budget"] { settings.requeueBudget = try v.int(min: 0) }
         if let v = keys["known_hosts"] {
             settings.ssh.knownHosts = try v.string()

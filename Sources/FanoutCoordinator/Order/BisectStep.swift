@@ -74,7 +74,10 @@ public struct BisectStep: Sendable {
             progress(.phase("note: " + note))
         }
 
-        let transport = LocalTransport(name: "bisect", slots: 1)
+        let fleet = AgentFleet.thisMachine(slots: 1)
+        guard let transport = fleet.transports.first else {
+            throw FanoutError("no local slot to replay on", exitCode: .infrastructure)
+        }
         let binary: String
         do {
             binary = try await transport.prepare(product: product, runID: "bisect")
@@ -91,7 +94,7 @@ public struct BisectStep: Sendable {
             progress(.phase("  run \(n): after \(before.count) test\(before.count == 1 ? "" : "s"): \(verdict.text)"))
             return verdict.verdict
         }
-        await transport.shutdown()
+        await fleet.shutdown()
         let command = (try? replayer.command(before: result.polluters).shellLine()) ?? ""
         return BisectReport(runID: runID, test: replay.test, destination: replay.destination, unit: replay.unit,
                             outcome: replay.outcome, failure: replay.failure, predecessors: replay.predecessors.count,

@@ -34,7 +34,8 @@ extension Dispatcher {
     /// After a unit ended: each of its tests that passed on a retry, having failed after other tests in its
     /// process, gets one order check.
     func scheduleOrderChecks(after done: FinishedUnit) {
-        for item in done.unit.items where item.retry > 0 {
+        // Not measured work: its retry was a re-measure alone, and a check beside other work would distort it again.
+        for item in done.unit.items where item.retry > 0 && !item.exclusive {
             for id in item.testIDs where done.result.attempts[id]?.outcome == .passed {
                 let key = RunLedger.ResultKey(destination: item.destination, test: id)
                 guard checksMade[key] == nil,
@@ -73,7 +74,10 @@ extension Dispatcher {
     /// A check unit ended: the classifying check decides order-dependent or flaky; a step answers its search.
     func orderCheckEnded(_ done: FinishedUnit, _ check: OrderCheck) {
         let attempt = done.result.attempts[check.victim]
-        ledger.recordCheck(done, victim: check.victim, replayOf: check.failedIn, counts: !check.step)
+        // Only a check that finds the test order-dependent adds an attempt to it: one that passes leaves a flaky
+        // test's result as it was (its unit stays in the report, `replayOf` naming the test).
+        let dependent = !check.step && attempt?.outcome == check.failedAs
+        ledger.recordCheck(done, victim: check.victim, replayOf: check.failedIn, counts: dependent)
         if check.step {
             stepWaiters.removeValue(forKey: done.unit.id)?.resume(returning: attempt)
             return

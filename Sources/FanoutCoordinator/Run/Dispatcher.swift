@@ -155,6 +155,7 @@ actor Dispatcher {
             }
             // Order checks and bisection steps come after the run's own work, before copies and steals of it.
             if !held, let check = takeOrderCheck(for: slot, serving: destinations, now: t) { return check }
+            dropUnservableChecks()
             if running.isEmpty && !feedOpen && !checksPending { return nil }
             // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
             let saturated = capacity != nil && machine?.isSaturated == true
@@ -165,6 +166,19 @@ actor Dispatcher {
             await withCheckedContinuation { waiters.append($0) }
             idle[slot.agent, default: 1] -= 1
         }
+    }
+
+    /// Order checks whose destination no live agent serves any more will never run: dropped, and a search waiting
+    /// for one is answered (it stops), so that no slot waits for them.
+    private func dropUnservableChecks() {
+        guard !pendingChecks.isEmpty else { return }
+        let servable = Set(liveAgents.flatMap { serves[$0] ?? [] })
+        for unit in pendingChecks where !servable.contains(unit.destination) {
+            checkUnits[unit.id] = nil
+            stepWaiters.removeValue(forKey: unit.id)?.resume(returning: nil)
+            ledger.warn("order check unit \(unit.id) for \(unit.destination) did not run: no agent serving it is left")
+        }
+        pendingChecks.removeAll { !servable.contains($0.destination) }
     }
 
     /// An idle slot with nothing queued: start a copy of a unit that runs far past its estimate, if it pays.

@@ -181,7 +181,8 @@ struct RunLedger: Sendable {
     }
 
     /// An order check ended: the unit is kept for the report; only `victim`'s attempt counts, and only when
-    /// `counts` (the classifying check; a bisection step's attempt is the search's, not the test's). Its other
+    /// `counts` (a classifying check that found the test order-dependent; a passing check and a bisection step's
+    /// attempt are the search's, not the test's). Its other
     /// tests ran as context: their results, times and measurements are not the run's.
     mutating func recordCheck(_ done: FinishedUnit, victim: TestID, replayOf: Int, counts: Bool) {
         var kept = done
