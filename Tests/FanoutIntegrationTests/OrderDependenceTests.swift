@@ -164,6 +164,26 @@ import Testing
         #expect(proposed.orderDependent.count == Self.victims.count)
     }
 
+    /// Chance that looks like order: the seeded flake fails in its process, passes on its retry, fails again after
+    /// the tests that preceded it, and fails alone once more. Failing alone says chance: it stays flaky.
+    @Test func aTestThatFailsAfterItsPredecessorsAndAloneStaysFlaky() async throws {
+        let dir = try TempDir()
+        // The check after the predecessors runs with retry 2, the alone confirmation with retry 3.
+        let seed = try #require((1...5000).first { s in
+            let fails = { (retry: Int) in Self.coinFails(seed: RepeatReport.seed(run: s, repetition: 0, retry: retry)) }
+            return fails(0) && !fails(1) && fails(2) && fails(3)
+        })
+        var s = try await settings(dir)
+        s.retries = 1
+        s.seed = seed
+        s.filters = ["FlakyTests", "FillerTests"]
+        let report = try await Coordinator(settings: s).run().report
+        let coin = try #require(report.result(Self.flaky))
+        #expect(coin.outcome == .flaky)
+        #expect(coin.orderDependence == nil, "it failed alone too: chance, not order")
+        #expect(report.units.filter { $0.replayOf == Self.flaky }.count == 2, "the check after its predecessors, then alone")
+    }
+
     @Test func shuffleWithOneSeedDealsTheSameProcessesAndOtherSeedsFindOtherDependences() async throws {
         let dir = try TempDir()
         func processes(_ report: RunReport) -> [[String]] {

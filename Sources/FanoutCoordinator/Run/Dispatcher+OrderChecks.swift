@@ -1,11 +1,12 @@
 import FanoutCore
 
 /// Order checks (`--retries`): a test that failed in its process and then passed when run again without the tests
-/// before it runs once more after those tests, in their order, in a fresh process. Failing again there makes it
-/// order-dependent (`OrderDependence`), not flaky; passing leaves it flaky. An order-dependent test with several
+/// before it runs once more after those tests, in their order, in a fresh process. Failing again there, and passing
+/// once more alone (a test that fails most of the time by chance would otherwise look order-dependent), makes it
+/// order-dependent (`OrderDependence`), not flaky; anything else leaves it flaky. An order-dependent test with several
 /// suspects is then narrowed down to its polluter(s) by `Bisection`, each step a unit like the check, within the
-/// run's `bisectBudget`. Check units hold nothing else, are never cut or backed up, and only the classifying check's
-/// attempt of the test counts (`RunLedger.recordCheck`).
+/// run's `bisectBudget`. Check units hold nothing else, are never cut or backed up, and only the failing check of a
+/// test found order-dependent adds an attempt to it (`RunLedger.recordCheck`).
 extension Dispatcher {
     /// What a check unit is for.
     struct OrderCheck: Sendable {
@@ -16,8 +17,18 @@ extension Dispatcher {
         var failedIn: Int
         var failedAs: Outcome
         var suspects: [TestID]
-        /// A bisection step (its attempt is the search's), not the classifying check.
-        var step = false
+        var stage = Stage.afterPredecessors
+        /// The alone stage: the failing attempt of the check after the predecessors, counted once it is confirmed.
+        var failedAgain: Attempt?
+
+        enum Stage: Sendable {
+            /// The classifying check: after the suspects, in their order.
+            case afterPredecessors
+            /// It failed there: once more alone, to tell order from chance.
+            case alone
+            /// A bisection step (its attempt is the search's).
+            case step
+        }
     }
 
     /// Checks wait for a slot, or a search will make more.
@@ -73,23 +84,42 @@ extension Dispatcher {
 
     /// A check unit ended: the classifying check decides order-dependent or flaky; a step answers its search.
     func orderCheckEnded(_ done: FinishedUnit, _ check: OrderCheck) {
-        let attempt = done.result.attempts[check.victim]
-        // Only a check that finds the test order-dependent adds an attempt to it: one that passes leaves a flaky
-        // test's result as it was (its unit stays in the report, `replayOf` naming the test).
-        let dependent = !check.step && attempt?.outcome == check.failedAs
-        ledger.recordCheck(done, victim: check.victim, replayOf: check.failedIn, counts: dependent)
-        if check.step {
+        // No check adds an attempt here: a passing one leaves a flaky test's result as it was (its unit stays in the
+        // report, `replayOf` naming the test); a failing one counts once the alone stage confirms it.
+        let attempt = ledger.recordCheck(done, victim: check.victim, replayOf: check.failedIn)
+        let key = RunLedger.ResultKey(destination: check.destination, test: check.victim)
+        switch check.stage {
+        case .step:
             stepWaiters.removeValue(forKey: done.unit.id)?.resume(returning: attempt)
             return
-        }
-        let key = RunLedger.ResultKey(destination: check.destination, test: check.victim)
-        guard let attempt, attempt.outcome == check.failedAs else {
-            let how = attempt.map { "it \($0.outcome.rawValue)" } ?? "it did not run (\(done.ending))"
-            progress(.phase("order check of \(check.victim): \(how) after the tests that preceded its failure: "
-                + (attempt?.outcome == .passed ? "flaky, not order-dependent" : "no verdict on its order")))
+        case .afterPredecessors:
+            guard let attempt, attempt.outcome == check.failedAs else {
+                let how = attempt.map { "it \($0.outcome.rawValue)" } ?? "it did not run (\(done.ending))"
+                progress(.phase("order check of \(check.victim): \(how) after the tests that preceded its failure: "
+                    + (attempt?.outcome == .passed ? "flaky, not order-dependent" : "no verdict on its order")))
+                return
+            }
+            var alone = check
+            alone.stage = .alone
+            alone.failedAgain = attempt
+            alone.failedAgain?.unit = done.unit.id
+            enqueue(alone, before: [])
             return
+        case .alone:
+            guard attempt?.outcome == .passed, let failedAgain = check.failedAgain else {
+                progress(.phase("order check of \(check.victim): it failed again after the tests that preceded it, "
+                    + "but \(attempt.map { "\($0.outcome.rawValue)" } ?? "did not run") alone too: flaky, not order-dependent"))
+                return
+            }
+            ledger.count(failedAgain, of: check.victim, destination: check.destination)
+            confirmed(check, key: key, checkUnit: failedAgain.unit)
         }
-        var finding = OrderDependence(unit: check.failedIn, suspects: check.suspects, checkUnit: done.unit.id)
+    }
+
+    /// An order-dependent test: the finding, and the search for its polluters when there are several suspects.
+    private func confirmed(_ check: OrderCheck, key: RunLedger.ResultKey, checkUnit: Int) {
+        let attempt = check.failedAgain ?? Attempt(outcome: check.failedAs, duration: 0, unit: checkUnit, agent: "")
+        var finding = OrderDependence(unit: check.failedIn, suspects: check.suspects, checkUnit: checkUnit)
         if check.suspects.count == 1 { finding.polluters = check.suspects }
         ledger.orderDependence[key] = finding
         progress(.phase("\(check.victim) is ORDER-DEPENDENT: it \(attempt.outcome.rawValue) again after the "
@@ -125,7 +155,7 @@ extension Dispatcher {
     private func step(_ check: OrderCheck, before: [TestID]) async -> Attempt? {
         guard !stopped else { return nil }
         var step = check
-        step.step = true
+        step.stage = .step
         let id = enqueue(step, before: before)
         return await withCheckedContinuation { stepWaiters[id] = $0 }
     }

@@ -180,15 +180,17 @@ struct RunLedger: Sendable {
             .sorted { $0.1 < $1.1 }.map(\.0)
     }
 
-    /// An order check ended: the unit is kept for the report; only `victim`'s attempt counts, and only when
-    /// `counts` (a classifying check that found the test order-dependent; a passing check and a bisection step's
-    /// attempt are the search's, not the test's). Its other
-    /// tests ran as context: their results, times and measurements are not the run's.
-    mutating func recordCheck(_ done: FinishedUnit, victim: TestID, replayOf: Int, counts: Bool) {
+    /// An order check ended: the unit is kept for the report, without results: its tests ran as context (their
+    /// results, times and measurements are not the run's). Returns `victim`'s attempt there, stamped as a replay of
+    /// `replayOf` (with its repetition and seed), for the dispatcher to judge and, if it finds the test
+    /// order-dependent, to `count`.
+    mutating func recordCheck(_ done: FinishedUnit, victim: TestID, replayOf: Int) -> Attempt? {
         var kept = done
         var victimAttempt = done.result.attempts[victim]
         victimAttempt?.replayOf = replayOf
-        kept.result.attempts = counts ? victimAttempt.map { [victim: $0] } ?? [:] : [:]
+        victimAttempt?.repetition = done.unit.repetition(of: victim)
+        victimAttempt?.seed = runSeed.map { done.unit.seed(run: $0) }
+        kept.result.attempts = [:]
         kept.result.leftovers = []
         kept.result.missing = []
         kept.result.measurements = []
@@ -197,6 +199,11 @@ struct RunLedger: Sendable {
         kept.result.problem = nil
         kept.replayOf = victim
         finished.append(kept)
-        if counts, let a = victimAttempt { add(a, of: victim, in: kept) }
+        return victimAttempt
+    }
+
+    /// The failing order check of a test found order-dependent: its last attempt (it decides the failure).
+    mutating func count(_ attempt: Attempt, of victim: TestID, destination: String) {
+        attempts[ResultKey(destination: destination, test: victim), default: []].append(attempt)
     }
 }

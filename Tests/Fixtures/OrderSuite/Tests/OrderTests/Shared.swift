@@ -6,10 +6,12 @@ nonisolated(unsafe) var flagA = false
 nonisolated(unsafe) var flagB = false
 nonisolated(unsafe) var ledger: [String] = []
 
-/// A folder of this process only: a file one test writes there is seen by the tests after it in the same process.
+/// A folder of this process only (a random name: process ids are reused), removed when the process exits: a file
+/// one test writes there is seen by the tests after it in the same process, and by no other process.
 let processFolder: String = {
-    let path = NSTemporaryDirectory() + "order-suite-\(getpid())"
+    let path = NSTemporaryDirectory() + "order-suite-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: processFolder) }
     return path
 }()
 
