@@ -98,5 +98,12 @@ import Testing
                                                outcome: .failed)])
         let error = #expect(throws: OrderError.self) { try old.replay(of: "M.V/testVictim", run: "r0") }
         #expect(error?.message.contains("no order data") == true)
+        // A queue-mode build's merged run: two jobs' "unit 3" in one report. Their order cannot be told apart.
+        let merged = ProcessOrder(entries: order.entries + [
+            .init(test: TestID(module: "M", suite: "J", name: "testOtherJob"), framework: .xctest, destination: "local",
+                  unit: 3, position: 1, outcome: .passed),
+        ])
+        let ambiguous = #expect(throws: OrderError.self) { try merged.replay(of: "V/testVictim", run: "q1") }
+        #expect(ambiguous?.message.contains("ambiguous") == true)
     }
 }

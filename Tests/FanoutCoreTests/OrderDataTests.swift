@@ -45,35 +45,38 @@ import Testing
         let victim = TestID(module: "M", suite: "V", name: "testV")
         let polluter = TestID(module: "M", suite: "P", name: "testP")
         let bystander = TestID(module: "M", suite: "B", name: "testB")
-        func attempt(_ outcome: Outcome, unit: Int, position: Int, repetition: Int) -> Attempt {
-            var a = Attempt(outcome: outcome, duration: 0.1, unit: unit, agent: "x")
-            a.position = position
-            a.repetition = repetition
-            return a
+        /// Repetition r (unit r): the tests before the victim, in order, and whether it failed.
+        func results(_ reps: [(before: [TestID], failed: Bool)]) -> [TestResult] {
+            var attempts: [TestID: [Attempt]] = [:]
+            for (i, rep) in reps.enumerated() {
+                for (p, id) in (rep.before + [victim]).enumerated() {
+                    var a = Attempt(outcome: id == victim && rep.failed ? .failed : .passed, duration: 0.1, unit: i + 1, agent: "x")
+                    a.position = p + 1
+                    a.repetition = i + 1
+                    attempts[id, default: []].append(a)
+                }
+            }
+            return attempts.sorted { $0.key < $1.key }.map { id, tries in
+                var r = TestResult(id: id, framework: .xctest, destination: "d", outcome: Verdict.test(tries), attempts: tries)
+                r.repeats = RepeatStats(tries)
+                return r
+            }
         }
-        // Repetitions 1-2: the polluter ran before the victim, which failed; 3-4: it did not, and the victim passed.
-        // The bystander ran before the victim in a failing and a passing repetition.
-        var v = TestResult(id: victim, framework: .xctest, destination: "d", outcome: .failed, attempts: [
-            attempt(.failed, unit: 1, position: 3, repetition: 1), attempt(.failed, unit: 2, position: 2, repetition: 2),
-            attempt(.passed, unit: 3, position: 2, repetition: 3), attempt(.passed, unit: 4, position: 1, repetition: 4),
-        ])
-        v.repeats = RepeatStats(v.attempts)
-        var p = TestResult(id: polluter, framework: .xctest, destination: "d", outcome: .passed, attempts: [
-            attempt(.passed, unit: 1, position: 2, repetition: 1), attempt(.passed, unit: 2, position: 1, repetition: 2),
-            attempt(.passed, unit: 4, position: 2, repetition: 4),
-        ])
-        p.repeats = RepeatStats(p.attempts)
-        var b = TestResult(id: bystander, framework: .xctest, destination: "d", outcome: .passed, attempts: [
-            attempt(.passed, unit: 1, position: 1, repetition: 1), attempt(.passed, unit: 3, position: 1, repetition: 3),
-        ])
-        b.repeats = RepeatStats(b.attempts)
-        let found = OrderHunt.analyse([v, p, b])
-        #expect(found[0].orderDependence?.polluters == [polluter])
-        #expect(found[0].orderDependence?.checkUnit == nil)
-        #expect(found[1].orderDependence == nil && found[2].orderDependence == nil)
-        // One failure is not evidence: every test before it would look guilty.
-        var once = v
-        once.attempts = Array(v.attempts.dropFirst())
-        #expect(OrderHunt.analyse([once, p, b])[0].orderDependence == nil)
+        // 12 repetitions: the victim fails in every one the polluter preceded it, passes in every other; the
+        // bystander preceded it in some of each.
+        let twelve = (0..<12).map { r -> (before: [TestID], failed: Bool) in
+            let before = (r % 2 == 0 ? [polluter] : []) + (r % 3 == 0 ? [bystander] : [])
+            return (before, r % 2 == 0)
+        }
+        let found = OrderHunt.analyse(results(twelve))
+        let v = found.first { $0.id == victim }
+        #expect(v?.orderDependence?.polluters == [polluter])
+        #expect(v?.orderDependence?.checkUnit == nil)
+        #expect(found.filter { $0.id != victim }.allSatisfy { $0.orderDependence == nil })
+        // Two failures and two passes could be chance: nobody is named.
+        let few = OrderHunt.analyse(results(Array(twelve.prefix(4))))
+        #expect(few.allSatisfy { $0.orderDependence == nil })
+        #expect(!OrderHunt.isSignificant(failing: 2, passing: 2, candidates: 100))
+        #expect(OrderHunt.isSignificant(failing: 10, passing: 10, candidates: 100))
     }
 }

@@ -83,7 +83,9 @@ public enum InspectionTables {
         }
         do {
             let (store, _) = try HistoryStore.open(at: path)
-            let rows = try store.flakyTests(runs: runs).map { f in
+            // Order-dependent tests are listed apart (`orderDependentTable`), not as flakes.
+            let dependent = Set(try store.orderDependentTests(runs: runs).map { "\($0.destination)|\($0.test)" })
+            let rows = try store.flakyTests(runs: runs).filter { !dependent.contains("\($0.destination)|\($0.test)") }.map { f in
                 let s = f.score, i = s.interval
                 return [f.test.description, f.destination, "\(String(format1: s.rate * 100))%",
                         "\(String(format1: i.lowerBound * 100))-\(String(format1: i.upperBound * 100))%",

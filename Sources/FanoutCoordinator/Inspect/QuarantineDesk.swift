@@ -119,7 +119,11 @@ public struct QuarantineProposal: Sendable {
             throw FanoutError("cannot read the timing history at \(historyPath): \(error)", exitCode: .infrastructure)
         }
         let oneDestination = settings.configuredDestinations.count == 1
-        for stat in stats where stat.score.rate >= threshold && stat.score.failures >= minimumFailures {
+        // An order-dependent test is never muted as flaky, whatever its earlier runs (where other tests happened to
+        // precede it or not) say: its polluter is named instead.
+        let dependent = Set(result.orderDependent.map { "\($0.destination)|\($0.test)" })
+        for stat in stats where stat.score.rate >= threshold && stat.score.failures >= minimumFailures
+            && !dependent.contains("\(stat.destination)|\(stat.test)") {
             let destination = oneDestination ? nil : stat.destination
             let covered = quarantine.entries.contains {
                 !$0.isExpired(today: today) && $0.matches(stat.test, destination: stat.destination)

@@ -47,6 +47,11 @@ public struct BisectStep: Sendable {
         } catch {
             throw FanoutError(error.message, hint: error.hint)
         }
+        guard replay.framework != .xcodebuild else {
+            throw FanoutError("\(replay.test) ran with xcodebuild on \(replay.destination): fanout bisect replays XCTest and "
+                                + "Swift Testing products on this machine, not on a simulator or a Mac yet",
+                              hint: "Bisect by hand with xcodebuild's -only-testing, the tests before it from report.json (its attempts' unit and position).")
+        }
         guard let spec = try settings.activeDestinations().first(where: { $0.name == replay.destination }) else {
             throw FanoutError("the test failed on destination \(replay.destination), which this config does not define",
                               hint: "Run bisect with the config of that run (--config).")
@@ -84,7 +89,14 @@ public struct BisectStep: Sendable {
         } catch {
             throw FanoutError("cannot prepare the test product: \(error)", exitCode: .infrastructure)
         }
-        let replayer = Replayer(replay: replay, binary: binary, destination: spec.destination, transport: transport)
+        // The failing process's FANOUT_SEED: a test that draws from it fails (or not) as it did.
+        var destination = spec.destination
+        if let seed = replay.seed { destination.environment["FANOUT_SEED"] = String(seed) }
+        // A step should take what the predecessors and the test took in the run; one that runs far past that (a
+        // hang, a slow machine) is stopped: 4 × that, at least a minute, at most what is left of the budget.
+        let stepLimit = max(60, 4 * replay.seconds)
+        let replayer = Replayer(replay: replay, binary: binary, destination: destination, transport: transport,
+                                stepLimit: stepLimit)
         let deadline = ContinuousClock.now + .seconds(options.budget)
         let steps = StepCounter()
         let progress = progress
@@ -152,7 +164,7 @@ public struct BisectStep: Sendable {
             for attempt in test.attempts where attempt.replayOf == nil {
                 entries.append(.init(test: test.id, framework: test.framework, destination: test.destination,
                                      unit: attempt.unit, position: attempt.position, outcome: attempt.outcome,
-                                     failure: attempt.failure))
+                                     failure: attempt.failure, duration: attempt.duration))
             }
         }
         return ProcessOrder(entries: entries, concurrentUnits: Set(run.units.filter { $0.concurrent == true }.map(\.id)))
@@ -172,6 +184,8 @@ struct Replayer: Sendable {
     let binary: String
     let destination: Destination
     let transport: any Transport
+    /// Seconds one step may take at most.
+    var stepLimit: Double = .infinity
 
     /// One unit: the predecessors then the test, grouped by class in their order (XCTest runs them in binary order,
     /// which is the order they had: a subset of one process keeps its order).
@@ -193,7 +207,7 @@ struct Replayer: Sendable {
         } catch {
             return (.other("the replay could not be started: \(error)"), "could not start")
         }
-        let left = max(1, (deadline - ContinuousClock.now) / .seconds(1))
+        let left = min(stepLimit, max(1, (deadline - ContinuousClock.now) / .seconds(1)))
         var parser = runner.makeParser(for: unit)
         var collector = UnitCollector(unit: unit, agent: transport.name)
         var ending = UnitEnding.cancelled

@@ -31,8 +31,13 @@ extension Dispatcher {
         }
     }
 
-    /// Checks wait for a slot, or a search will make more.
-    var checksPending: Bool { !pendingChecks.isEmpty || searches > 0 }
+    /// Checks for these destinations wait for a slot, or a search of one of them will make more: a slot serving
+    /// them waits rather than leaves. (A check for a destination whose agents are all gone holds no other slot; like
+    /// queued work, it waits for one to be admitted again.)
+    func checksPending(for destinations: Set<String>) -> Bool {
+        pendingChecks.contains { destinations.contains($0.destination) }
+            || searching.contains { destinations.contains($0.key) && $0.value > 0 }
+    }
 
     /// A waiting check unit for this slot's agent.
     func takeOrderCheck(for slot: SlotRef, serving destinations: Set<String>, now: Double) -> WorkUnit? {
@@ -130,7 +135,7 @@ extension Dispatcher {
 
     /// Narrows an order-dependent test's suspects down to its polluter(s), each step a check unit.
     private func startSearch(_ check: OrderCheck, key: RunLedger.ResultKey) {
-        searches += 1
+        searching[check.destination, default: 0] += 1
         let deadline = bisectDeadline ?? clock.now() + bisectBudget
         bisectDeadline = deadline
         let search = Bisection()
@@ -161,7 +166,8 @@ extension Dispatcher {
     }
 
     private func searchEnded(_ key: RunLedger.ResultKey, _ result: Bisection.Result) {
-        searches -= 1
+        searching[key.destination, default: 1] -= 1
+        if searching[key.destination] == 0 { searching[key.destination] = nil }
         if var finding = ledger.orderDependence[key] {
             if result.conclusion == .found { finding.polluters = result.polluters }
             finding.search = "\(result.conclusion.rawValue) in \(result.runs) processes: \(result.message)"

@@ -70,12 +70,12 @@ actor Dispatcher {
     var ledger: RunLedger
 
     /// Order checks (Dispatcher+OrderChecks.swift): check units waiting for a slot, what each check unit is for, the
-    /// bisection steps awaiting their unit, the searches running, the check units made per test, and the run-clock time
+    /// bisection steps awaiting their unit, the searches running per destination, the check units made per test, and the run-clock time
     /// at which in-run bisection stops (`bisectBudget` seconds after the first search began; 0: none).
     var pendingChecks: [WorkUnit] = []
     var checkUnits: [Int: OrderCheck] = [:]
     var stepWaiters: [Int: CheckedContinuation<Attempt?, Never>] = [:]
-    var searches = 0
+    var searching: [String: Int] = [:]
     var checksMade: [RunLedger.ResultKey: Int] = [:]
     var bisectDeadline: Double?
     let bisectBudget: Double
@@ -155,8 +155,7 @@ actor Dispatcher {
             }
             // Order checks and bisection steps come after the run's own work, before copies and steals of it.
             if !held, let check = takeOrderCheck(for: slot, serving: destinations, now: t) { return check }
-            dropUnservableChecks()
-            if running.isEmpty && !feedOpen && !checksPending { return nil }
+            if running.isEmpty && !feedOpen && !checksPending(for: destinations) { return nil }
             // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
             let saturated = capacity != nil && machine?.isSaturated == true
             if !held, let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
@@ -166,19 +165,6 @@ actor Dispatcher {
             await withCheckedContinuation { waiters.append($0) }
             idle[slot.agent, default: 1] -= 1
         }
-    }
-
-    /// Order checks whose destination no live agent serves any more will never run: dropped, and a search waiting
-    /// for one is answered (it stops), so that no slot waits for them.
-    private func dropUnservableChecks() {
-        guard !pendingChecks.isEmpty else { return }
-        let servable = Set(liveAgents.flatMap { serves[$0] ?? [] })
-        for unit in pendingChecks where !servable.contains(unit.destination) {
-            checkUnits[unit.id] = nil
-            stepWaiters.removeValue(forKey: unit.id)?.resume(returning: nil)
-            ledger.warn("order check unit \(unit.id) for \(unit.destination) did not run: no agent serving it is left")
-        }
-        pendingChecks.removeAll { !servable.contains($0.destination) }
     }
 
     /// An idle slot with nothing queued: start a copy of a unit that runs far past its estimate, if it pays.
@@ -230,7 +216,8 @@ actor Dispatcher {
 
     /// Work is queued or running: a lost agent is worth re-admitting.
     var hasWork: Bool {
-        !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty || feedOpen || checksPending)
+        !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty || feedOpen
+            || !pendingChecks.isEmpty || !searching.isEmpty)
     }
 
     /// An agent is deployed, takes work for these destinations, and is of this hardware class.
@@ -275,6 +262,8 @@ actor Dispatcher {
         cancellers[done.unit.id] = nil
         if let me { agentSpanEnded(done.unit.id, agent: me.agent, start: me.start, end: done.endedAt) }
         if let check = checkUnits.removeValue(forKey: done.unit.id) {
+            measuredAlone[done.unit.id] = nil
+            handedOver[done.unit.id] = nil
             orderCheckEnded(done, check)
             progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
                                 duration: done.endedAt - done.startedAt))
@@ -305,7 +294,9 @@ actor Dispatcher {
                                   retry: RetryPolicy(retries: retries), remeasured: contended)
         ledger.record(after, of: done)
         scheduler.requeue(after.requeue + remeasure)
-        if !stopped && !huntOver { scheduleOrderChecks(after: done) }
+        // Order checks follow a run's own retries: none in queue mode (a failure goes back to the queue) or under
+        // `--repeat` (retries are off there), whatever the retry numbers of the items.
+        if !stopped && !huntOver && retries > 0 { scheduleOrderChecks(after: done) }
         for test in contended.sorted() {
             ledger.warn("\(test): its measurement failed XCTest's deviation rule while other work shared \(done.slot.agent); "
                 + "it runs again alone, and that run is its verdict (the first attempt is kept as context)")

@@ -111,7 +111,10 @@ struct RunPreparation: Sendable {
             // machine. The rest of a performance class is work like any other (split, shared, stolen from).
             whole = whole.flatMap { exclusive.separate($0, splitter: splitter, history: history) }
             let keep: (SuiteID) -> Bool = { keepWhole.matches($0) }
-            var mine = settings.splitClasses ? splitter.split(whole, history: history, keepWhole: keep) : whole
+            // `--shuffle` deals whole classes: splitting follows the history, and the same seed must deal the same
+            // processes from one run to the next.
+            var mine = settings.splitClasses && settings.shuffle == nil
+                ? splitter.split(whole, history: history, keepWhole: keep) : whole
             for i in mine.indices {
                 if exclusive.notExclusive.matches(mine[i].suite) { mine[i].shared = true }
                 if keepWhole.matches(mine[i].suite) { mine[i].keepWhole = true }

@@ -51,7 +51,13 @@ public enum ReportMerger {
                     r.attempts = r.attempts.map { a in
                         var a = a
                         a.unit = shift(a.unit)
+                        a.replayOf = a.replayOf.map(shift)
                         return a
+                    }
+                    if var order = r.orderDependence {
+                        order.unit = shift(order.unit)
+                        order.checkUnit = order.checkUnit.map(shift)
+                        r.orderDependence = order
                     }
                 }
                 tagged.append((r, n))

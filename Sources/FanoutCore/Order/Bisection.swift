@@ -159,10 +159,7 @@ public struct Bisection: Sendable {
                 if let end = stopped(verdict, found) { return end }
                 if verdict == .fails { hi = mid } else { lo = mid }
             }
-            guard hi >= 1 else {
-                return finish(.inconclusive, found, "the test failed after the polluters found so far but passed "
-                    + "after them alone: chance, or a predecessor that cures the state")
-            }
+            // hi ≥ 1: the loop keeps hi > lo ≥ 0, and candidates is never empty here.
             found.append(candidates[hi - 1])
             candidates = Array(candidates[..<(hi - 1)])
             let verdict = await judge(found, "the \(found.count) found alone")

@@ -2,10 +2,24 @@
 /// before it in each repetition's process. The suspects are the tests that preceded it in every repetition where it
 /// failed and in none where it passed; when that leaves some, its verdict follows the order, not chance.
 ///
-/// Evidence is asked of both sides (at least `minimum` failing and `minimum` passing repetitions with order data):
-/// with one failure, every test that happened to precede it would look guilty.
+/// Evidence is asked of both sides (at least `minimum` failing and `minimum` passing repetitions with order data),
+/// and chance is ruled out: a test unrelated to the victim precedes it in a repetition with some probability r, so it
+/// lines up with exactly the f failing repetitions of n with probability at most (f/n)^f × (q/n)^q (q = n − f, at the
+/// r that makes it likeliest). Over every test that ever preceded the victim (the candidates), that must stay under
+/// `chance` (1 %), or the suspects are not named: a few repetitions of a test flaky by chance name nobody.
 public enum OrderHunt {
     public static let minimum = 2
+    public static let chance = 0.01
+
+    /// Whether f failing and q passing repetitions can single out a suspect among `candidates` tests.
+    public static func isSignificant(failing f: Int, passing q: Int, candidates: Int) -> Bool {
+        let n = Double(f + q)
+        let a = Double(f) / n, b = Double(q) / n
+        var p = 1.0
+        for _ in 0..<f { p *= a }
+        for _ in 0..<q { p *= b }
+        return Double(max(1, candidates)) * p <= chance
+    }
 
     /// The results with `orderDependence` set where the repetitions say the verdict depends on the order.
     public static func analyse(_ results: [TestResult]) -> [TestResult] {
@@ -35,7 +49,10 @@ public enum OrderHunt {
             let passing = counted.filter { $0.outcome == .passed }.compactMap {
                 before($0, of: result.id, destination: result.destination)
             }
+            let candidates = failing.reduce(into: Set<TestID>()) { $0.formUnion($1.1) }
+                .union(passing.reduce(into: Set<TestID>()) { $0.formUnion($1) })
             guard failing.count >= minimum, passing.count >= minimum,
+                  isSignificant(failing: failing.count, passing: passing.count, candidates: candidates.count),
                   var always = failing.first?.1 else { return result }
             for (_, set) in failing.dropFirst() { always.formIntersection(set) }
             let everPassedAfter = passing.reduce(into: Set<TestID>()) { $0.formUnion($1) }

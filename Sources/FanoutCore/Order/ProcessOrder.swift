@@ -13,9 +13,14 @@ public struct ProcessOrder: Sendable, Hashable {
         public var outcome: Outcome
         /// The message of its first failing issue, if any.
         public var failure: String?
+        /// Seconds it took, and the FANOUT_SEED its process had (a replay gives it the same).
+        public var duration: Double?
+        public var seed: Int?
 
         public init(test: TestID, framework: Framework, destination: String, unit: Int, position: Int?,
-                    outcome: Outcome, failure: String? = nil) {
+                    outcome: Outcome, failure: String? = nil, duration: Double? = nil, seed: Int? = nil) {
+            self.duration = duration
+            self.seed = seed
             self.test = test
             self.framework = framework
             self.destination = destination
@@ -43,7 +48,8 @@ public struct ProcessOrder: Sendable, Hashable {
             for attempt in result.attempts where attempt.replayOf == nil {
                 entries.append(Entry(test: result.id, framework: result.framework, destination: result.destination,
                                      unit: attempt.unit, position: attempt.position, outcome: attempt.outcome,
-                                     failure: attempt.issues.first(where: \.isFailure)?.message))
+                                     failure: attempt.issues.first(where: \.isFailure)?.message,
+                                     duration: attempt.duration, seed: attempt.seed))
             }
         }
         self.init(entries: entries, concurrentUnits: Set(report.units.filter { $0.concurrent == true }.map(\.id)))
@@ -98,10 +104,21 @@ public struct ProcessOrder: Sendable, Hashable {
             throw OrderError("run \(run) holds no order data for \(test): it was recorded before Fanout kept the order of tests in their process",
                              hint: "Run the suite again (`fanout run`), then bisect the failure of that run.")
         }
+        let process = entries.filter { $0.unit == failing.unit && $0.destination == failing.destination }
+        let positions = process.compactMap(\.position)
+        guard Set(positions).count == positions.count else {
+            throw OrderError("run \(run)'s order data for unit \(failing.unit) is ambiguous: several processes of it share that "
+                                + "number (a queue-mode build merges its jobs' units)",
+                             hint: "Bisect from the report of the job that ran it: fanout bisect '\(test)' --report <job's report.json>.")
+        }
         let before = predecessors(of: test, unit: failing.unit, destination: failing.destination)
-        return Replay(test: test, framework: failing.framework, destination: failing.destination, unit: failing.unit,
-                      position: position, predecessors: before, outcome: failing.outcome, failure: failing.failure,
-                      concurrent: concurrentUnits.contains(failing.unit))
+        let beforeSet = Set(before)
+        var replay = Replay(test: test, framework: failing.framework, destination: failing.destination, unit: failing.unit,
+                            position: position, predecessors: before, outcome: failing.outcome, failure: failing.failure,
+                            concurrent: concurrentUnits.contains(failing.unit))
+        replay.seconds = process.filter { beforeSet.contains($0.test) || $0.test == test }.reduce(0) { $0 + ($1.duration ?? 0) }
+        replay.seed = failing.seed
+        return replay
     }
 }
 
@@ -118,6 +135,10 @@ public struct Replay: Sendable, Hashable, Codable {
     public var failure: String?
     /// Its process ran tests at the same time (Swift Testing): "before" is the order they started.
     public var concurrent: Bool
+    /// Seconds the predecessors and the test took in the run (what a step of the replay should take), and the
+    /// FANOUT_SEED of the failing process (nil: it had none).
+    public var seconds: Double = 0
+    public var seed: Int?
 
     public init(test: TestID, framework: Framework, destination: String, unit: Int, position: Int,
                 predecessors: [TestID], outcome: Outcome, failure: String?, concurrent: Bool) {

@@ -112,9 +112,7 @@ public struct Scheduler: Sendable {
             while let r = returned.firstIndex(where: { $0.batch == batch && Self.canShareUnit($0, head) }) {
                 items.append(takeReturned(r))
             }
-            while let q = queue.indices[cursor...].first(where: {
-                !taken[$0] && queue[$0].batch == batch && Self.canShareUnit(queue[$0], head)
-            }) {
+            for q in queue.indices[cursor...] where !taken[q] && queue[q].batch == batch && Self.canShareUnit(queue[q], head) {
                 items.append(takeQueued(q))
             }
             let unit = WorkUnit(id: nextID, items: items)

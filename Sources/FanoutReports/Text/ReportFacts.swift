@@ -62,7 +62,7 @@ enum ReportFacts {
     static func orderLine(_ result: TestResult, runID: String) -> String? {
         guard let order = result.orderDependence else { return nil }
         let next = order.polluters == nil
-            ? " · narrow it down: fanout bisect '\(result.id)' --run \(runID)"
+            ? " · narrow it down: fanout bisect '\(result.id)' --run \(runID) (or --report with this run's report.json)"
             : " · fix the polluter (it leaves state behind), or reset that state in setUp"
         return "ORDER-DEPENDENT, not flaky: " + order.summary.dropFirst("order-dependent: ".count) + next
     }
