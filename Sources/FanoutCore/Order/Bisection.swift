@@ -2,9 +2,10 @@
 ///
 /// Each step runs the test after a subset of its predecessors, kept in their original order, in a fresh process
 /// (`check`). The search assumes what leaks state keeps leaking: with more predecessors a test fails at least as
-/// often. It finds the polluters one at a time from the end: a binary search for the shortest prefix that still
-/// fails names the last polluter needed (⌈log2 n⌉ steps); if the test fails after that one alone it is the answer,
-/// else the search goes on before it with that polluter kept. So one polluter costs 2 + ⌈log2 n⌉ + 1 steps (the
+/// often. It finds the polluters one at a time: a binary search for the shortest prefix that still fails names a
+/// polluter, the last of those needed together or the first of independent ones (⌈log2 n⌉ steps); if the test fails
+/// after the polluters found so far alone, they are the answer, else the search goes on before the earliest one with
+/// them kept. So one polluter costs 2 + ⌈log2 n⌉ + 1 steps (the
 /// first two reproduce the failure and check that the test passes alone), each further polluter ⌈log2 n⌉ + 1.
 ///
 /// A failure is evidence at once; a pass is believed only after `repeats` passing runs (a flaky test passes by
