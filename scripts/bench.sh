@@ -74,6 +74,14 @@
 #                                          shards, then each with job 2 killed at half the bound; makespans against the
 #                                          build's capacity bound, tests completed; K rounds (default 3), medians with
 #                                          ranges, results in $BENCH_DIR/results/queue-jobs.json
+#   scripts/bench.sh --database [--repeat K]
+#                                          suites that share a database (Tests/Fixtures/DatabaseSuite, 30 tests that fill
+#                                          and count a table) on a private PostgreSQL (scripts/private-postgres.sh): `swift
+#                                          test --skip-build` serially on one database (what such teams do today) against
+#                                          `fanout run --slots 8` with a database per worker made and dropped by slot hooks
+#                                          (hook time included; warm history), and Fanout on one shared database (it
+#                                          fails: shown, not timed); K rounds (default 3) interleaved, every verdict and
+#                                          the dropped databases checked; medians with ranges and the ratio
 #   scripts/bench.sh --suite SHAPE [--repeat K] [--cases S,S…]
 #                                          only that generated suite (as in --full; repeatable), and with --cases only
 #                                          those local strategies (`fanout-bench suite --help`); its results go to
@@ -85,7 +93,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 queue=0 queue_jobs=0 only=() cases=()
+repeat=1 full=0 page=0 real=0 hunt=0 selective=0 mutations=0 performance=0 queue=0 queue_jobs=0 database=0 only=() cases=()
 while (($#)); do
   case $1 in
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
@@ -98,6 +106,7 @@ while (($#)); do
     --performance) performance=1; shift ;;
     --queue) queue=1; shift ;;
     --queue-jobs) queue_jobs=1; shift ;;
+    --database) database=1; shift ;;
     --suite) only+=("${2:?--suite needs a shape}"); shift 2 ;;
     --cases) cases=(--only "${2:?--cases needs strategies}"); shift 2 ;;
     -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -161,6 +170,74 @@ if ((queue_jobs)); then
   PGPASSFILE=$pg_pass "$(swift build -c release --show-bin-path)/fanout-bench" queue-jobs --url "$pg_url" \
     --fanout "$fanout" --dir "$bench_dir" --repo "$root" --repeats "$((repeat > 1 ? repeat : 3))" \
     --json "$bench_dir/results/queue-jobs.json"
+  exit 0
+fi
+
+# ---- --database: a suite that shares a database, serially against Fanout with a database per worker --------------
+if ((database)); then
+  rounds=$((repeat > 1 ? repeat : 3))
+  pg_dir=$bench_dir/postgres-database
+  bash scripts/private-postgres.sh stop "$pg_dir"
+  read -r pg_url _ < <(bash scripts/private-postgres.sh start "$pg_dir")
+  trap 'bash scripts/private-postgres.sh stop "$pg_dir"' EXIT
+  port=${pg_url##*:}; port=${port%%/*}
+  socket_url() { echo "postgresql://fanout@/$1?host=$pg_dir/socket&port=$port"; }
+  admin=$(socket_url postgres)
+  psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE serial"
+  fixture=Tests/Fixtures/DatabaseSuite
+  echo "building $fixture (debug, as a developer runs it)…"
+  swift build --build-tests --package-path "$fixture" >/dev/null
+  bundle="$(swift build --build-tests --package-path "$fixture" --show-bin-path)/DatabaseSuitePackageTests.xctest"
+  work=$bench_dir/database
+  rm -rf "$work"; mkdir -p "$work"
+  # shellcheck disable=SC2016 # the hooks' $ADMIN_URL and $FANOUT_WORKER are their shell's
+  printf '%s\n' 'destination:' '  environment:' "    DATABASE_URL: $(socket_url 'app_test_${FANOUT_WORKER}')" \
+    "    ADMIN_URL: $admin" 'hooks:' '  slot:' \
+    '    set_up: psql "$ADMIN_URL" -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE app_test_$FANOUT_WORKER"' \
+    '    tear_down: psql "$ADMIN_URL" -X -q -c "DROP DATABASE IF EXISTS app_test_$FANOUT_WORKER"' >"$work/per-worker.yml"
+  printf '%s\n' 'destination:' '  environment:' "    DATABASE_URL: $(socket_url serial)" >"$work/shared.yml"
+  now() { date +%s.%N; }
+  # One Fanout run: its wall time from outside (hooks, listing and reports included); the verdict checked.
+  fanout_once() { # CONFIG EXPECTED-EXIT
+    local t0 t1 code=0
+    t0=$(now)
+    "$fanout" run --bundle "$bundle" --slots 8 --config "$work/$1" --history "$work/history.sqlite" \
+      --report-dir "$work/report" >"$work/out.txt" 2>&1 || code=$?
+    t1=$(now)
+    [[ $code == "$2" ]] || { tail -n 30 "$work/out.txt"; echo "bench: fanout with $1 exited $code, not $2" >&2; exit 1; }
+    echo "$t1 - $t0" | bc
+  }
+  serial_once() {
+    local t0 t1 code=0
+    t0=$(now)
+    DATABASE_URL=$(socket_url serial) swift test --skip-build --package-path "$fixture" >"$work/serial.txt" 2>&1 || code=$?
+    t1=$(now)
+    [[ $code == 0 ]] || { tail -n 30 "$work/serial.txt"; echo "bench: swift test exited $code" >&2; exit 1; }
+    grep -q "Executed 24 tests, with 0 failures" "$work/serial.txt" || { echo "bench: swift test ran other than 24 XCTest tests" >&2; exit 1; }
+    grep -q "Test run with 6 tests in 1 suite passed" "$work/serial.txt" || { echo "bench: swift test ran other than 6 Swift Testing tests" >&2; exit 1; }
+    echo "$t1 - $t0" | bc
+  }
+  fanout_once per-worker.yml 0 >/dev/null # the history's first run: the timed runs are warm
+  serial=() fanout_runs=() hook_seconds=()
+  for ((r = 1; r <= rounds; r++)); do
+    serial+=("$(serial_once)")
+    fanout_runs+=("$(fanout_once per-worker.yml 0)")
+    hook_seconds+=("$(jq '[.hooks[].duration] | add' "$work/report/report.json")")
+    left=$(psql -X -q -t -A "$admin" -c "SELECT count(*) FROM pg_database WHERE datname LIKE 'app_test_%'")
+    [[ $left == 0 ]] || { echo "bench: $left per-worker databases were left behind" >&2; exit 1; }
+    echo "round $r: serial ${serial[-1]} s · fanout 8 slots, a database per worker ${fanout_runs[-1]} s (hooks ${hook_seconds[-1]} s of slot time)"
+  done
+  shared_code=0
+  "$fanout" run --bundle "$bundle" --slots 8 --config "$work/shared.yml" --history "$work/shared.sqlite" \
+    --report-dir "$work/shared-report" >"$work/shared.txt" 2>&1 || shared_code=$?
+  stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f s (%.2f–%.2f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+  median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+  echo
+  echo "== a suite that shares a database: 30 tests, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg) =="
+  echo "swift test, serially, one database:           $(stats "${serial[@]}")"
+  echo "fanout --slots 8, a database per worker:      $(stats "${fanout_runs[@]}") (slot hooks $(stats "${hook_seconds[@]}") summed over 16 hooks)"
+  echo "speed-up (median over median):                $(echo "scale=2; $(median "${serial[@]}") / $(median "${fanout_runs[@]}")" | bc)×"
+  echo "fanout --slots 8 on one shared database:      exit $shared_code, $(jq '[.results[] | select(.outcome == "failed")] | length' "$work/shared-report/report.json") of 30 tests failed"
   exit 0
 fi
 

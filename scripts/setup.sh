@@ -20,6 +20,7 @@ command -v socat >/dev/null 2>&1 || need+=(socat)                 # the bastion 
 command -v ip >/dev/null 2>&1 || need+=(iproute2)                 # the bastion lab: loopback up in its namespaces
 command -v strace >/dev/null 2>&1 || need+=(strace)               # selective testing observes what tests use at run time
 command -v bc >/dev/null 2>&1 || need+=(bc)                       # scripts/bench.sh arithmetic
+command -v jq >/dev/null 2>&1 || need+=(jq)                       # scripts/bench.sh --database reads report.json
 command -v chromium >/dev/null 2>&1 || need+=(chromium)           # the tests open report.html in a real (headless) browser
 command -v groff >/dev/null 2>&1 || need+=(groff-base)           # the tests render the installed man page
 [[ -x /usr/bin/python3 ]] || need+=(python3)                      # the tests' stand-in xcodebuild/xcrun (replay harness)

@@ -89,6 +89,10 @@ public protocol Transport: Sendable {
     /// Which destinations this agent may run: all of them for local slots.
     var serving: AgentServing { get }
 
+    /// The agent's own `environment:` for its test processes and hooks (over the destination's; values may be
+    /// templated with the worker identity). Empty for local slots.
+    var environment: [String: String] { get }
+
     /// Where the agent is, what deploying to it cost, and why it was lost: for the report.
     var details: AgentDetails { get }
 
@@ -160,6 +164,7 @@ extension Transport {
     public var isUsable: Bool { true }
     public func takeNotices() -> [String] { [] }
     public var serving: AgentServing { .everything }
+    public var environment: [String: String] { [:] }
     public var details: AgentDetails { AgentDetails() }
     public func resources() async -> AgentResources? { nil }
     public func probe(latencyRuns: Int) async -> AgentProbe {

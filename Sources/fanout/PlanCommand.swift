@@ -25,6 +25,7 @@ struct PlanCommand: AsyncParsableCommand {
             print(table.rendered())
             return
         }
-        print(InspectionTables.planTables(prepared).map { $0.rendered() }.joined(separator: "\n\n"))
+        let hooks = InspectionTables.hooksTable(settings, slots: prepared.slots).map { [$0] } ?? []
+        print((InspectionTables.planTables(prepared) + hooks).map { $0.rendered() }.joined(separator: "\n\n"))
     }
 }

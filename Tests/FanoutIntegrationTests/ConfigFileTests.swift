@@ -31,6 +31,49 @@ import Testing
         #expect(s.destination.name == "ci" && s.destination.environment["TOKEN"] == "s3-x")
     }
 
+    @Test func hooksAndTheWorkerIdentity() throws {
+        var s = RunSettings()
+        try ConfigFile.parse("""
+            destination:
+              environment: { DATABASE_URL: "postgres://${DB_HOST}/app_${FANOUT_WORKER}_${FANOUT_DESTINATION}" }
+            agents:
+              - { host: a1, workdir: /w, environment: { CACHE: "/tmp/c${FANOUT_SLOT}" } }
+            hooks:
+              timeout: 45
+              slot:
+                set_up: createdb "app_$FANOUT_WORKER" && echo ${HOME} ${UNSET}
+                tear_down: { command: 'dropdb --if-exists "app_${FANOUT_WORKER}"', timeout: 7 }
+              run: { tear_down: ./clean.sh }
+            """, file: "f.yml", into: &s, environment: ["DB_HOST": "db.local", "FANOUT_WORKER": "job-3"])
+        // The identity is Fanout's, per process: never the coordinator's FANOUT_WORKER (queue mode's job name).
+        #expect(s.destination.environment["DATABASE_URL"] == "postgres://db.local/app_${FANOUT_WORKER}_${FANOUT_DESTINATION}")
+        #expect(s.agents.first?.environment == ["CACHE": "/tmp/c${FANOUT_SLOT}"])
+        // A hook is taken as written: its shell expands it, the config pastes nothing into a shell line.
+        #expect(s.hooks[.slot, .setUp] == .init(line: #"createdb "app_$FANOUT_WORKER" && echo ${HOME} ${UNSET}"#, timeout: 45))
+        #expect(s.hooks[.slot, .tearDown] == .init(line: #"dropdb --if-exists "app_${FANOUT_WORKER}""#, timeout: 7))
+        #expect(s.hooks[.run, .tearDown]?.line == "./clean.sh" && s.hooks[.run, .setUp] == nil && s.hooks[.agent, .setUp] == nil)
+        #expect(s.hooks.inOrder.map(\.0) == [.init(.slot, .setUp), .init(.slot, .tearDown), .init(.run, .tearDown)])
+
+        func refused(_ yaml: String, _ words: [String]) {
+            var s = RunSettings()
+            do {
+                try ConfigFile.parse(yaml, file: "f.yml", into: &s, environment: [:])
+                Issue.record("accepted: \(yaml)")
+            } catch {
+                let text = "\(error)"
+                for w in words { #expect(text.contains(w), "\(yaml): \(text)") }
+            }
+        }
+        refused("destination: { environment: { FANOUT_WORKER: '3' } }", ["f.yml:1", "sets FANOUT_WORKER, which Fanout sets itself"])
+        refused("report_dir: /tmp/r${FANOUT_WORKER}", ["'report_dir' uses ${FANOUT_WORKER}, which only `environment:` values and hooks may use"])
+        refused("hooks: { slot: { setup: x } }", ["unknown key 'hooks.slot.setup'", "set_up, tear_down"])
+        refused("hooks: { worker: { set_up: x } }", ["unknown key 'hooks.worker'"])
+        refused("hooks: { slot: { set_up: '  ' } }", ["'hooks.slot.set_up' is empty"])
+        refused("hooks: { slot: { set_up: { timeout: 3 } } }", ["needs `command`"])
+        refused("hooks: { timeout: 0 }", ["'hooks.timeout' must be a number ≥ 1.0"])
+        refused("agents: [{ host: a, workdir: /w, environment: { 'A B': x } }]", ["not an environment variable name"])
+    }
+
     @Test func howRunTimeInputsAreObservedAndWhatIsMeasuredAlone() throws {
         func parsed(_ yaml: String) throws(FanoutError) -> RunSettings {
             var s = RunSettings()

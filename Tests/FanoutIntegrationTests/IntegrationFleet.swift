@@ -24,6 +24,7 @@ actor IntegrationFleet {
     static let badInput = IntegrationFleet(name: "bad-input", port: 2625)
     static let destinations = IntegrationFleet(name: "destinations", port: 2626)
     static let progress = IntegrationFleet(name: "progress", port: 2631)
+    static let hooks = IntegrationFleet(name: "hooks", port: 2632)
 
     let directory: String
     let port: Int

@@ -125,6 +125,35 @@ import Testing
         #expect(Set(r.results.map(\.id)).count == r.results.count, "every test once, even when interrupted")
     }
 
+    @Test func sigintStillRunsEveryTeardownDue() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let log = ShellQuote.quote(dir.file("hooks.log"))
+        let config = try hangingConfig(dir)
+        try (String(contentsOfFile: config, encoding: .utf8) + """
+
+            hooks:
+              slot:
+                set_up: echo "slot-set-up $FANOUT_WORKER" >> \(log)
+                tear_down: echo "slot-teardown $FANOUT_WORKER" >> \(log)
+              agent:
+                tear_down: echo "agent-teardown $FANOUT_AGENT" >> \(log)
+              run:
+                tear_down: echo "run-teardown" >> \(log)
+
+            """).write(toFile: config, atomically: true, encoding: .utf8)
+        let run = try await interrupt(["--config", config, "--bundle", bundle, "--filter", "SessionTimeoutTests|GCDTests",
+                                       "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite"), "--slots", "2"],
+                                      with: [SIGINT], cwd: dir.path, unitRuns: localUnitRuns(bundle))
+        #expect(run.code == 130, "\(run.output)")
+        let lines = try String(contentsOfFile: dir.file("hooks.log"), encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(Set(lines.filter { $0.hasPrefix("slot-set-up") }) == ["slot-set-up 0", "slot-set-up 1"], "\(lines)")
+        #expect(Set(lines.filter { $0.hasPrefix("slot-teardown") }) == ["slot-teardown 0", "slot-teardown 1"], "\(lines)")
+        #expect(lines.suffix(2) == ["agent-teardown local", "run-teardown"], "\(lines)")
+        let hooks = try #require(try report(dir).hooks)
+        #expect(hooks.filter { $0.phase == .tearDown }.count == 4 && hooks.allSatisfy { $0.status == .passed }, "\(hooks)")
+    }
+
     @Test func sigtermExits143() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

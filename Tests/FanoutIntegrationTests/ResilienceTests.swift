@@ -80,6 +80,30 @@ final class EventLog: Sendable {
         #expect(left.isEmpty, "what the lost session left running was killed on re-admission: \(left)")
     }
 
+    @Test func theTeardownsALostAgentOwesRunWhenItIsBack() async throws {
+        let dir = try TempDir()
+        var s = try await settings(dir)
+        for (scope, phase) in [(HookReport.Scope.slot, HookReport.Phase.setUp), (.slot, .tearDown), (.agent, .setUp), (.agent, .tearDown)] {
+            s.hooks[scope, phase] = .init(line: "echo $FANOUT_AGENT ${FANOUT_WORKER:-agent}", timeout: 30)
+        }
+        let log = EventLog()
+        let run = Task { try await Coordinator(settings: s) { log.record($0) }.run() }
+        try await waitFor { log.firstUnitStarted(on: "agent-2") != nil }
+        try await Task.sleep(for: .milliseconds(500))
+        await killSessions("agent-2")
+        let outcome = try await run.value
+        #expect(log.firstWarning(containing: "agent-2 was lost") != nil)
+        #expect(outcome.exitCode == .success)
+        let hooks = try #require(outcome.report.hooks).filter { $0.agent == "agent-2" }
+        let setUps = hooks.filter { $0.phase == .setUp }, tearDowns = hooks.filter { $0.phase == .tearDown }
+        // Admitted twice: each admission's set-ups have their teardowns, the lost session's run once it was back.
+        #expect(setUps.filter { $0.scope == .agent }.count == 2, "\(hooks.map(\.title))")
+        #expect(setUps.filter { $0.scope == .slot }.count == 4, "\(hooks.map(\.title))")
+        #expect(tearDowns.filter { $0.scope == .agent }.count == 2 && tearDowns.filter { $0.scope == .slot }.count == 4,
+                "\(hooks.map { "\($0.title) \($0.status)" })")
+        #expect(tearDowns.allSatisfy { $0.status == .passed && $0.output.hasPrefix("agent-2") }, "\(tearDowns)")
+    }
+
     @Test func aFrozenAgentIsNoticedAndReadmittedAfterThaw() async throws {
         let dir = try TempDir()
         // Waits twice as long and whole classes (none cut for idle slots): the run outlasts the freeze, its detection

@@ -168,6 +168,20 @@ public final class PrivatePostgres: Sendable {
                            + "-U fanout -d \(database) -c \(ShellQuote.quote(sql))")
     }
 
+    /// A libpq URI for the superuser `fanout` on `database` over the server's Unix socket (trusted: no password),
+    /// which any local user can reach, SSH agents of the local fleet included. `database` may hold
+    /// `${FANOUT_WORKER}`: the URI is a value of `environment:` then.
+    public func socketURL(database: String) -> String {
+        "postgresql://fanout@/\(database)?host=\(directory)/socket&port=\(port)"
+    }
+
+    /// The cluster's databases, by name.
+    public func databases() async throws -> [String] {
+        try await Self.run("\(ShellQuote.quote(bin + "/psql")) -X -q -t -A -h \(ShellQuote.quote(directory + "/socket")) -p \(port) "
+                           + "-U fanout -d postgres -c 'SELECT datname FROM pg_database ORDER BY datname'")
+            .split(separator: "\n").map(String.init)
+    }
+
     /// A port on 127.0.0.1 where nothing listens (the kernel's pick for a socket bound and closed at once): a queue
     /// server that is down.
     public static func closedPort() throws -> Int {

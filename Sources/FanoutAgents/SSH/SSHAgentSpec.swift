@@ -24,6 +24,9 @@ public struct SSHAgentSpec: Sendable, Hashable {
     public var tags: [String]
     /// The destinations this agent serves, by name (nil: every destination whose required tags it has).
     public var destinations: [String]?
+    /// Variables every test process and hook on this agent gets (`environment:`), over its destination's; values
+    /// may use the worker identity (`${FANOUT_WORKER}`), expanded per process.
+    public var environment: [String: String] = [:]
 
     public init(name: String, host: String, port: Int? = nil, user: String? = nil, proxyJump: String? = nil,
                 identity: String? = nil,

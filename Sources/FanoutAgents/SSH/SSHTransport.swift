@@ -71,6 +71,7 @@ public final class SSHTransport: Transport {
     public var isUsable: Bool { state.withLock { $0.lost == nil } }
 
     public var serving: AgentServing { AgentServing(tags: spec.tags, destinations: spec.destinations) }
+    public var environment: [String: String] { spec.environment }
 
     public var details: AgentDetails {
         let (stats, lost) = state.withLock { ($0.deploy, $0.lost) }

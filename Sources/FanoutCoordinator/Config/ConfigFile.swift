@@ -40,7 +40,7 @@ public enum ConfigFile {
                                              "destination", "agents", "known_hosts", "ssh_config", "host_key_policy", "ssh", "retries", "bisect_budget",
                                              "requeue_budget", "keep_whole", "split_classes", "cpu_packing", "destinations",
                                              "exclusive", "not_exclusive", "performance", "baselines", "fail_on_perf_regression",
-                                             "quarantine", "selective", "queue"])
+                                             "quarantine", "selective", "queue", "hooks"])
         if let v = keys["package"] { settings.packagePath = try v.string() }
         if let v = keys["bundle"] { settings.bundlePath = try v.string() }
         if let build = keys["build"] {
@@ -106,21 +106,25 @@ public enum ConfigFile {
         if let agents = keys["agents"] {
             settings.agents = try agents.list().map { node throws(FanoutError) in
                 let a = try node.mapping(allowed: ["name", "host", "port", "user", "proxy_jump", "identity",
-                                                   "passphrase_env", "slots", "workdir", "swift", "tags", "destinations"])
+                                                   "passphrase_env", "slots", "workdir", "swift", "tags", "destinations",
+                                                   "environment"])
                 guard let host = a["host"] else {
                     throw node.fail("needs a host (a host name, an address, or a Host alias of your ~/.ssh/config)")
                 }
                 guard let workdir = a["workdir"] else { throw node.fail("needs a workdir (an absolute path on the agent)") }
                 let hostName = try host.string()
-                return SSHAgentSpec(
+                var spec = SSHAgentSpec(
                     name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1, max: 65535),
                     user: try a["user"]?.string(), proxyJump: try a["proxy_jump"]?.string(),
                     identity: try a["identity"]?.string(),
                     passphraseEnvironment: try a["passphrase_env"]?.string(), slots: try a["slots"]?.int(min: 1) ?? 2,
                     workdir: try workdir.string(), swift: try a["swift"]?.string(), tags: try a["tags"]?.strings() ?? [],
                     destinations: try a["destinations"]?.strings())
+                spec.environment = try a["environment"]?.environmentMap() ?? [:]
+                return spec
             }
         }
+        if let v = keys["hooks"] { settings.hooks = try hooks(v) }
         if let v = keys["performance"] { settings.performance = try BaselineFile.parseRules(v) }
         if let v = keys["baselines"] { settings.baselinesPath = try v.string() }
         if let v = keys["quarantine"] { settings.quarantinePath = try v.string() }
@@ -210,6 +214,35 @@ extension ConfigFile {
         }
     }
 
+    /// `hooks:`: `timeout` (seconds, for hooks that name none), then `run`, `agent` and `slot`, each with `set_up`
+    /// and `tear_down`: a shell line, or `{command: LINE, timeout: SECONDS}`. A hook's line is taken as written:
+    /// its shell expands `$NAME` and `${NAME}` from the hook's environment (the worker identity, `environment:`).
+    /// The config never pastes a value into it, so nothing reaches a shell unquoted.
+    static func hooks(_ node: ConfigNode) throws(FanoutError) -> HookSettings {
+        let h = try node.mapping(allowed: ["timeout", "run", "agent", "slot"])
+        let timeout = try h["timeout"]?.double(min: 1) ?? HookSettings.defaultTimeout
+        var hooks = HookSettings()
+        for scope in HookReport.Scope.allCases {
+            guard let pair = h[scope.rawValue] else { continue }
+            let p = try pair.mapping(allowed: ["set_up", "tear_down"])
+            for (key, phase) in [("set_up", HookReport.Phase.setUp), ("tear_down", .tearDown)] {
+                guard let v = p[key] else { continue }
+                var line: ConfigNode = v
+                var seconds = timeout
+                if case .mapping = v.node {
+                    let c = try v.mapping(allowed: ["command", "timeout"])
+                    guard let command = c["command"] else { throw v.fail("needs `command`: a shell line") }
+                    line = command
+                    seconds = try c["timeout"]?.double(min: 1) ?? timeout
+                }
+                let text = try line.verbatim().trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !text.isEmpty else { throw line.fail("is empty: give a shell line, or leave the key out") }
+                hooks[scope, phase] = HookSettings.Command(line: text, timeout: seconds)
+            }
+        }
+        return hooks
+    }
+
     /// `timeout:`: when a test is hung (stall) and how long it may run (ceiling); see TimeLimitRules.
     static func timeLimits(_ node: ConfigNode, into settings: inout RunSettings) throws(FanoutError) {
         if case .mapping(let m) = node.node,
@@ -246,6 +279,16 @@ struct ConfigNode {
     let path: String
     let file: String
     let environment: [String: String]
+    /// `${FANOUT_WORKER}` and the other worker identity variables stay as written (`environment:` values and
+    /// hooks): Fanout or the hook's shell gives them their value per process, never the coordinator's environment.
+    var keepsIdentity = false
+
+    /// This node, with the worker identity left for later.
+    var keepingIdentity: ConfigNode {
+        var node = self
+        node.keepsIdentity = true
+        return node
+    }
 
     private var place: String {
         let line = node.mark.map { ":\($0.line)" } ?? ""
@@ -278,6 +321,12 @@ struct ConfigNode {
         return try interpolate(s.string)
     }
 
+    /// The value as written, `${…}` included (a hook's shell line).
+    func verbatim() throws(FanoutError) -> String {
+        guard case .scalar(let s) = node else { throw fail("must be a single value") }
+        return s.string
+    }
+
     func strings() throws(FanoutError) -> [String] {
         switch node {
         case .scalar: return [try string()]
@@ -302,7 +351,7 @@ struct ConfigNode {
         for (k, v) in m {
             guard case .scalar(let key) = k else { throw fail("has a key that is not a plain name") }
             out[key.string] = try ConfigNode(node: v, path: "\(path).\(key.string)", file: file,
-                                             environment: environment).string()
+                                             environment: environment, keepsIdentity: keepsIdentity).string()
         }
         return out
     }
@@ -319,8 +368,13 @@ struct ConfigNode {
                                   + "variable name",
                                   hint: "A name is letters, digits and _, not starting with a digit (e.g. LOG_LEVEL).")
             }
+            guard !WorkerIdentity.names.contains(key.string) else {
+                let line = k.mark.map { ":\($0.line)" } ?? ""
+                throw FanoutError("\(file)\(line): '\(path)' sets \(key.string), which Fanout sets itself in every test process",
+                                  hint: "Use it in a value instead, e.g. DATABASE_URL: postgres://localhost/app_test_${\(key.string)}.")
+            }
         }
-        return try stringMap()
+        return try keepingIdentity.stringMap()
     }
 
     /// `device: {platform: iOS Simulator, model: iPhone 16, os: "18.2"}` of an xcodebuild destination. Its values
@@ -387,7 +441,16 @@ struct ConfigNode {
             out += rest[..<open.lowerBound]
             guard let close = rest[open.upperBound...].firstIndex(of: "}") else { throw fail("has an unclosed ${") }
             let name = String(rest[open.upperBound..<close])
+            if keepsIdentity, WorkerIdentity.names.contains(name) {
+                out += "${\(name)}"
+                rest = rest[rest.index(after: close)...]
+                continue
+            }
             guard let value = environment[name] else {
+                if WorkerIdentity.names.contains(name) {
+                    throw fail("uses ${\(name)}, which only `environment:` values and hooks may use (Fanout sets it per test "
+                               + "process), and the environment variable \(name) is not set here either")
+                }
                 throw fail("uses ${\(name)}, but the environment variable \(name) is not set")
             }
             out += value

@@ -131,6 +131,25 @@ public struct ConfigTemplate: Sendable, Equatable {
         # Classes that must run whole (expensive set-up, tests that depend on each other), as regexes over Module.Class.
         keep_whole: []
 
+        # Tests that share a database, a folder or a port: give each worker its own. Every test process knows who it
+        # is (FANOUT_WORKER, unique in the run; FANOUT_SLOT, FANOUT_AGENT, FANOUT_DESTINATION, FANOUT_RUN_ID,
+        # FANOUT_WORKERS), `environment:` values may use them, and hooks create and drop what each one uses
+        # (see README, "Suites that share a database"):
+        # destination:
+        #   environment:
+        #     DATABASE_URL: postgres://localhost/app_test_${FANOUT_WORKER}
+        # hooks:
+        #   timeout: 300                  # seconds a hook may take (each may say its own: {command: ..., timeout: 60})
+        #   slot:                         # before each slot's first unit, after its last
+        #     set_up: createdb "app_test_$FANOUT_WORKER" && psql -q -d "app_test_$FANOUT_WORKER" -f db/schema.sql
+        #     tear_down: dropdb --if-exists "app_test_$FANOUT_WORKER"
+        #   agent:                        # once per agent, before its first unit and after its last
+        #     set_up: ./scripts/start-services.sh
+        #     tear_down: ./scripts/stop-services.sh
+        #   run:                          # on this machine, before anything is dispatched and at the very end
+        #     set_up: ./scripts/prepare.sh
+        #     tear_down: ./scripts/clean-up.sh
+
         # Remote agents over SSH, each with its own slots (host keys are checked strictly; see Agents/README.md):
         # agents:
         #   - name: linux-1

@@ -7,6 +7,30 @@ import Foundation
 /// timing history (Table renders them).
 public enum InspectionTables {
     /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
+    /// `fanout plan`: the hooks a run will run, when and where, with their deadlines; nil when there are none.
+    public static func hooksTable(_ settings: RunSettings, slots: Int) -> Table? {
+        guard !settings.hooks.isEmpty else { return nil }
+        let agents = settings.agents.isEmpty ? ["local"] : settings.agents.map(\.name)
+        let rows = settings.hooks.inOrder.map { key, command in
+            let count = switch key.scope {
+            case .run: "once, on this machine"
+            case .agent: "\(agents.count)×: on " + agents.joined(separator: ", ")
+            case .slot: "\(slots)×: each slot (FANOUT_WORKER 0–\(max(0, slots - 1)))"
+            }
+            let when = switch (key.scope, key.phase) {
+            case (.run, .setUp): "before anything is dispatched"
+            case (.agent, .setUp): "after deploying, before the agent's first unit"
+            case (.slot, .setUp): "before the slot's first unit"
+            case (.slot, .tearDown): "after the slot's last unit"
+            case (.agent, .tearDown): "after the agent's last unit"
+            case (.run, .tearDown): "at the very end"
+            }
+            return ["\(key.scope.rawValue) \(key.phase == .setUp ? "set-up" : "teardown")", count, when,
+                    formatSeconds(command.timeout), command.line]
+        }
+        return Table(title: "Hooks", headers: ["hook", "runs", "when", "deadline", "command"], rows: rows)
+    }
+
     public static func planTables(_ p: PreparedRun) -> [Table] {
         // Predicted work stealing: idle slots at the end take over tests that running units have not started.
         var handed: [Int: Int] = [:]

@@ -91,6 +91,10 @@ public struct BisectStep: Sendable {
         }
         // The failing process's FANOUT_SEED: a test that draws from it fails (or not) as it did.
         var destination = spec.destination
+        // Every step is worker 0 of a one-slot run: templated `environment:` values name worker 0's resources (the
+        // hooks of a run are not run here: set up what worker 0 uses first, e.g. its database).
+        destination.environment = WorkerIdentity(runID: "bisect", workers: 1, agent: transport.name, slot: 0, worker: 0,
+                                                 destination: spec.name).environment(configured: destination.environment)
         if let seed = replay.seed { destination.environment["FANOUT_SEED"] = String(seed) }
         // A step should take what the predecessors and the test took in the run; one that runs far past that (a
         // hang, a slow machine) is stopped: 4 × that, at least a minute, at most what is left of the budget.

@@ -3,9 +3,11 @@ import FanoutCore
 import FanoutRunners
 import Foundation
 
-/// Serves one agent for the whole run: admission (deploys the product to it, and re-admits the agent with back-off
-/// when it is lost and comes back) and the slot loops (each slot asks the dispatcher for a unit and has
-/// `UnitExecution` run it, until the dispatcher has nothing left for it).
+/// Serves one agent for the whole run: admission (deploys the product to it, runs its set-up hook, and re-admits
+/// the agent with back-off when it is lost and comes back), the slot loops (each slot asks the dispatcher for a unit
+/// and has `UnitExecution` run it, until the dispatcher has nothing left for it), and its teardown hooks. A
+/// teardown is never skipped: one due when the agent was lost runs when it is back (before anything else there), or
+/// at the end, after one more attempt to reach it; one that still cannot run is reported as not run.
 struct AgentServer: Sendable {
     let settings: RunSettings
     let prepared: PreparedRun
@@ -14,13 +16,23 @@ struct AgentServer: Sendable {
     let progress: ProgressHandler
     /// Runs each unit a slot is given.
     let execution: UnitExecution
+    let hooks: HookRunner
+
+    /// Teardown hooks owed on one agent: those of slots, and the agent's own, whose set-up ran.
+    private struct TeardownsDue {
+        var slots: [Int] = []
+        var agent = false
+        var isEmpty: Bool { slots.isEmpty && !agent }
+    }
 
     /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
     /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
     func serve(_ transport: any Transport) async -> Bool {
         // Simulators of slots whose agent was lost: deleted once it is back, else here at the end.
         var stale: [SlotSimulators] = []
-        let admitted = await serve(transport, stale: &stale)
+        var due = TeardownsDue()
+        let admitted = await serve(transport, stale: &stale, due: &due)
+        if !due.isEmpty { await lastChance(due, on: transport) }
         if !stale.isEmpty {
             stale = await Self.delete(stale)
             if !stale.isEmpty {
@@ -31,7 +43,7 @@ struct AgentServer: Sendable {
         return admitted
     }
 
-    private func serve(_ transport: any Transport, stale: inout [SlotSimulators]) async -> Bool {
+    private func serve(_ transport: any Transport, stale: inout [SlotSimulators], due: inout TeardownsDue) async -> Bool {
         let mine = transport.served(of: prepared.destinations)
         guard !mine.isEmpty else { return false }
         var admitted = false
@@ -64,6 +76,19 @@ struct AgentServer: Sendable {
             }
             for notice in transport.takeNotices() { await state.warn(notice) }
             stale = await Self.delete(stale)
+            let serves = Set(binaries.keys)
+            // The agent is back: what its lost session owed runs first, then its set-up as on a first admission.
+            due = await tearDown(due, on: transport, serves: serves)
+            if hooks.has(.agent, .setUp) {
+                due.agent = hooks.has(.agent, .tearDown)
+                let setUp = await hooks.run(.agent, .setUp, on: transport, serves: serves)
+                guard await state.hookEnded(setUp) else {
+                    if transport.isUsable { due = await tearDown(due, on: transport, serves: serves) }
+                    return admitted
+                }
+            } else {
+                due.agent = hooks.has(.agent, .tearDown)
+            }
             if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
             let details = transport.details
             if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
@@ -74,16 +99,55 @@ struct AgentServer: Sendable {
             attempts = 0
             await state.agentReady(transport.name, serves: Set(binaries.keys),
                                    hardwareClass: await transport.hardwareClass(), resources: await transport.resources())
-            let (lost, left) = await SlotLoop(settings: settings, prepared: prepared, runID: runID, state: state,
-                                              execution: execution, transport: transport, binaries: binaries).run()
-            stale += left
+            let ending = await SlotLoop(settings: settings, prepared: prepared, runID: runID, state: state,
+                                        execution: execution, transport: transport, binaries: binaries, hooks: hooks).run()
+            stale += ending.stale
+            due.slots = ending.teardownsDue
             await state.agentGone(transport.name)
-            guard lost, await state.hasWork else { break }
+            if !ending.lost, transport.isUsable { due = await tearDown(due, on: transport, serves: serves) }
+            guard ending.lost || !transport.isUsable, await state.hasWork else { break }
             await transport.reset()
             await state.clock.pause(for: .seconds(backoff[0]))
             attempts = 1
         }
         return admitted
+    }
+
+    /// Runs the teardowns due on an agent that is reachable: its slots', then its own. Returns what is still due
+    /// (the agent was lost again meanwhile).
+    private func tearDown(_ due: TeardownsDue, on transport: any Transport, serves: Set<String>) async -> TeardownsDue {
+        var left = TeardownsDue()
+        for slot in due.slots {
+            let hook = await hooks.run(.slot, .tearDown, on: transport, slot: slot, serves: serves)
+            if hook?.status == .notRun, !transport.isUsable { left.slots.append(slot) } else { await state.hookEnded(hook) }
+        }
+        if due.agent {
+            let hook = await hooks.run(.agent, .tearDown, on: transport, serves: serves)
+            if hook?.status == .notRun, !transport.isUsable { left.agent = true } else { await state.hookEnded(hook) }
+        }
+        return left
+    }
+
+    /// The run is over and teardowns are still due on an agent that was lost: one more attempt to reach it (a
+    /// fresh connection and the product, from its cache), then they run; what still cannot run is reported.
+    private func lastChance(_ due: TeardownsDue, on transport: any Transport) async {
+        var due = due
+        var why = "its agent was lost and did not come back before the run ended"
+        let mine = transport.served(of: prepared.destinations)
+        let serves = Set(mine.map(\.name))
+        do {
+            await transport.reset()
+            for spec in mine {
+                if let product = prepared.products[spec.name] { _ = try await transport.prepare(product: product, runID: runID) }
+            }
+            due = await tearDown(due, on: transport, serves: serves)
+        } catch {
+            why += " (\(error))"
+        }
+        for slot in due.slots {
+            await state.hookEnded(hooks.notRun(.slot, .tearDown, agent: transport.name, slot: slot, why: why))
+        }
+        if due.agent { await state.hookEnded(hooks.notRun(.agent, .tearDown, agent: transport.name, slot: nil, why: why)) }
     }
 
     /// Deletes what it can of these slots' simulators; returns those still there.

@@ -148,15 +148,22 @@ public final class Coordinator: Sendable {
         }
         let execution = UnitExecution(prepared: prepared, state: state, progress: progress,
                                       attachments: AttachmentWriter(directory: reportDirectory))
+        let hooks = HookRunner(hooks: settings.hooks, runID: runID, transports: transports, clock: clock,
+                               destinations: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.environment })
         let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state, progress: progress,
-                                 execution: execution)
-        if feed != nil { await state.openFeed(unserved: unserved) }
-        let feeding = feed.map { f in Task { await f.run(state) } }
-        let (interrupted, usable) = await dispatch(transports: transports, server: server)
+                                 execution: execution, hooks: hooks)
+        // The run's set-up, before anything is dispatched: when it fails, nothing runs (every test is not run, exit 3).
+        let setUp = nothingToRun ? nil : await hooks.runOnCoordinator(.setUp)
+        let ready = await state.hookEnded(setUp)
+        if feed != nil, ready { await state.openFeed(unserved: unserved) }
+        let feeding = ready ? feed.map { f in Task { await f.run(state) } } : nil
+        let (interrupted, usable) = ready ? await dispatch(transports: transports, server: server) : (Task.isCancelled, [])
         feeding?.cancel()
         let fed = await feeding?.value
         await fleet.shutdown()
-        if usable.isEmpty, !nothingToRun {
+        // The run's teardown, at the very end (whether its set-up passed or not; interrupted or not).
+        if !nothingToRun { await state.hookEnded(await hooks.runOnCoordinator(.tearDown)) }
+        if usable.isEmpty, !nothingToRun, ready {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
         var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: clock.now(),
@@ -192,7 +199,10 @@ public final class Coordinator: Sendable {
     /// Gathers what the run left behind and has Core assemble the report from it.
     private func assemble(prepared: PreparedRun, state: Dispatcher, runID: String, startedAt: Date, now: Double,
                           interrupted: Bool, transports: [any Transport], usable: [String]) async -> RunReport {
+        let failedSetUps = await state.failedSetUps
         let reason = interrupted ? "the run was interrupted before this test ran"
+            : failedSetUps.contains(.run) ? "the run's set-up hook failed, so nothing was dispatched (see hooks)"
+            : !failedSetUps.isEmpty ? "no slot was left to run it: \(failedSetUps.count) set-up hook\(failedSetUps.count == 1 ? "" : "s") failed (see hooks)"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
         let ledger = await state.ledger
         let overheads = ledger.measuredOverheads
@@ -236,6 +246,7 @@ public final class Coordinator: Sendable {
         }
         var report = assembly.report
         report.shuffleSeed = settings.shuffle
+        if !settings.hooks.isEmpty { report.hooks = ledger.hooks.sorted { $0.startedAt < $1.startedAt } }
         if let plan = prepared.selective {
             var selective = plan.report
             // `--no-record`: nothing is left for later runs, and the report says so by listing no verdicts.

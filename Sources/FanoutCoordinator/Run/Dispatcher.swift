@@ -246,6 +246,17 @@ actor Dispatcher {
 
     func warn(_ text: String) { ledger.warn(text) }
 
+    /// A hook ended (nil: none was configured). Returns whether it passed (no hook passes too).
+    @discardableResult
+    func hookEnded(_ hook: HookReport?) -> Bool {
+        guard let hook else { return true }
+        ledger.hookEnded(hook)
+        return hook.status == .passed
+    }
+
+    /// The scopes of set-up hooks that failed, one entry each: why tests no slot took are not run.
+    var failedSetUps: [HookReport.Scope] { ledger.hooks.filter { $0.phase == .setUp && $0.status != .passed }.map(\.scope) }
+
     /// A test ended, as its line arrived: this run learns its time (stealing), and the ledger counts it.
     func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int) {
         // An order check's tests run as context: not the run's results, nor its progress.

@@ -24,6 +24,8 @@ struct RunLedger: Sendable {
     private var doneCount = 0
     private(set) var finished: [FinishedUnit] = []
     private(set) var warnings: [String] = []
+    /// Every hook that ran or was due, in the order they ended.
+    private(set) var hooks: [HookReport] = []
     private(set) var measurements: [MeasurementRecord] = []
     /// Tests an order check found order-dependent (Dispatcher+OrderChecks.swift).
     var orderDependence: [ResultKey: OrderDependence] = [:]
@@ -47,6 +49,12 @@ struct RunLedger: Sendable {
                 expectedRuns += 1
             }
         }
+    }
+
+    /// A hook ended: kept for the report, and one that did not pass is a warning.
+    mutating func hookEnded(_ hook: HookReport) {
+        hooks.append(hook)
+        if let warning = hook.warning { warn(warning) }
     }
 
     mutating func warn(_ text: String) {

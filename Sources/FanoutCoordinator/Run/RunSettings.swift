@@ -67,6 +67,8 @@ public struct RunSettings: Sendable, Hashable {
     /// Seconds a run may spend narrowing its order-dependent tests down to their polluters (`--bisect-budget`; 0:
     /// name the suspects only). Order checks themselves run whenever `retries` is on.
     public var bisectBudget: Double = 300
+    /// `hooks:`: set-up and teardown commands per run, agent and slot (see `HookSettings`).
+    public var hooks = HookSettings()
     /// `--repeat N`: run every selected test N times, each repetition in a process of its own, spread over the
     /// slots, agents and destinations; retries are off (each repetition is one attempt). 1: an ordinary run.
     public var repeatCount = 1

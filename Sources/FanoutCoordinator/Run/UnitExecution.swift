@@ -16,9 +16,10 @@ struct UnitExecution: Sendable {
     var clock: RunClock { state.clock }
     private func now() -> Double { clock.now() }
 
-    /// Runs one unit on one slot and collects what it produced.
+    /// Runs one unit on one slot and collects what it produced. The process gets the slot's worker identity, and
+    /// the destination's and agent's `environment:` expanded with it.
     func run(_ unit: WorkUnit, on transport: any Transport, binary: String, destination: Destination,
-             slot: SlotRef) async -> FinishedUnit {
+             slot: SlotRef, identity: WorkerIdentity) async -> FinishedUnit {
         let start = clock.now()
         let runner = Runners.runner(for: unit.framework)
         let collector = UnitCollector(unit: unit, agent: transport.name)
@@ -27,6 +28,7 @@ struct UnitExecution: Sendable {
         var command: Command
         // `--repeat` / `--seed`: the unit's FANOUT_SEED, for tests that draw random input (and replay it from the report).
         var destination = destination
+        destination.environment = identity.environment(configured: destination.environment.merging(transport.environment) { $1 })
         if let seed = prepared.seed {
             destination.environment["FANOUT_SEED"] = String(unit.seed(run: seed))
         }

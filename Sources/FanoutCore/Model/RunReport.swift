@@ -36,6 +36,9 @@ public struct RunReport: Codable, Sendable, Hashable {
     /// `--selective`: each test target's decision (skipped as unchanged, or run and why) and what the run recorded;
     /// absent when the run was not selective.
     public var selective: SelectiveReport?
+    /// `hooks:` of fanout.yml: every set-up and teardown that ran, in the order they started; absent when the
+    /// config has none.
+    public var hooks: [HookReport]?
     public var timing: Timing
     public var exitCode: Int32
 

@@ -239,8 +239,22 @@ public struct ConsoleSummary: Sendable {
                 + "that \(from) running unit\(from == 1 ? "" : "s") had not started (expected to end "
                 + "\(formatSeconds(saved)) sooner in all)", indent: "  ", continuation: "               ")
         }
+        if let hooks = report.hooks, !hooks.isEmpty {
+            out.wrapped(Self.hooksLine(hooks), indent: "  ", continuation: "               ")
+        }
         out.wrapped("wall         \(formatSeconds(t.wall)), of which preparation (build, discovery) "
             + "\(formatSeconds(t.preparation))", indent: "  ", continuation: "               ")
+    }
+
+    /// `hooks        18 hooks, 4.2 s in all (longest: slot 3 (worker 3) of local set-up, 0.4 s) · 1 did not pass`.
+    static func hooksLine(_ hooks: [HookReport]) -> String {
+        let total = hooks.reduce(0.0) { $0 + $1.duration }
+        let bad = hooks.filter { $0.status != .passed }.count
+        var line = "hooks        \(hooks.count) hook\(hooks.count == 1 ? "" : "s"), \(formatSeconds(total)) in all"
+        if let longest = hooks.max(by: { $0.duration < $1.duration }), hooks.count > 1 {
+            line += " (longest: \(longest.title), \(formatSeconds(longest.duration)))"
+        }
+        return line + (bad == 0 ? "" : " · \(bad) did not pass (see warnings)")
     }
 
     /// `lower bound  85.2 s (CPU-bound: 2 m 50 s of CPU on 2 cores, busy 96 % of the run) · 1.04 × LB`: the

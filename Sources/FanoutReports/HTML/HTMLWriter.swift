@@ -55,7 +55,8 @@ public struct HTMLWriter: Sendable {
         out += "<nav><a href=\"#failures\">Failures</a> · "
             + (report.destinations.count >= 2 ? "<a href=\"#matrix\">Destinations</a> · " : "")
             + "<a href=\"#timeline\">Timeline</a> · <a href=\"#estimates\">Estimates</a> · <a href=\"#slowest\">Slowest</a> · "
-            + "<a href=\"#flaky\">Flaky</a> · <a href=\"#performance\">Performance</a> · <a href=\"#warnings\">Warnings</a></nav>\n"
+            + "<a href=\"#flaky\">Flaky</a> · <a href=\"#performance\">Performance</a> · "
+            + (report.hooks?.isEmpty == false ? "<a href=\"#hooks\">Hooks</a> · " : "") + "<a href=\"#warnings\">Warnings</a></nav>\n"
         out += failures(report, units: units)
         out += matrix(report)
         out += "<section id=\"timeline\">\n<h2>Timeline</h2>\n"
@@ -74,6 +75,7 @@ public struct HTMLWriter: Sendable {
         out += selective(report)
         out += repeats(report)
         out += performance(report)
+        out += hooks(report)
         out += warnings(report)
         out += "<footer>Fanout \(e(report.fanoutVersion, line: true)) · run \(e(report.runID, line: true)) · "
             + "every test is in report.json</footer>\n</body>\n</html>\n"
@@ -311,6 +313,24 @@ public struct HTMLWriter: Sendable {
                 + "\(e(line.text, line: true))</span></li>\n"
         }
         return out + "</ul>\n</section>\n"
+    }
+
+    /// `hooks:` of the config: those that did not pass first, each with its output (what a person triages a
+    /// slot taken out from), then a count of those that passed. Nothing when the config has no hooks.
+    private func hooks(_ report: RunReport) -> String {
+        guard let hooks = report.hooks, !hooks.isEmpty else { return "" }
+        var out = "<section id=\"hooks\">\n<h2>Hooks</h2>\n"
+        let bad = hooks.filter { $0.status != .passed }
+        let total = hooks.reduce(0.0) { $0 + $1.duration }
+        out += "<p>\(hooks.count) hook\(hooks.count == 1 ? "" : "s"), \(formatSeconds(total)) in all; "
+            + (bad.isEmpty ? "every one passed." : "\(bad.count) did not pass:") + "</p>\n"
+        for hook in bad.prefix(Self.warningRows) {
+            out += "<details open><summary>\(e(hook.title, line: true)): \(e(hook.status.rawValue, line: true)) "
+                + "(\(e(hook.detail, line: true))) after \(formatSeconds(hook.duration))</summary>\n"
+                + "<pre>$ \(e(HTMLEscaping.clipped(hook.command, to: Self.lineLimit)))</pre>\n"
+                + tail(hook.output, lines: 40) + "</details>\n"
+        }
+        return out + "</section>\n"
     }
 
     private func warnings(_ report: RunReport) -> String {

@@ -1,0 +1,109 @@
+import FanoutCoordinator
+import FanoutCore
+import Foundation
+import Testing
+
+/// Hooks on local slots with real processes (the demo suite's fast classes): the order they run in, a failing or hung
+/// set-up taking out only its slot, nothing run when every slot or the run itself cannot be set up, and teardowns
+/// that never change a verdict.
+@Suite(.timeLimit(.minutes(10))) struct HooksTests {
+    static let classes = ["^DemoKitTests\\.(Arithmetic|Prime|LRUCache|GCD|Palindrome|Factorial|Slug|Clamp)Tests$"]
+
+    /// Four local slots; every hook appends `WHAT` and its identity to `log` (the destination's LOG).
+    func settings(_ dir: TempDir, hooks: [HookSettings.Key: String], timeout: Double = 60) async throws -> RunSettings {
+        var s = demoSettings(bundle: try await DemoSuite.shared.bundle(), dir: dir, filters: Self.classes,
+                             env: ["LOG": dir.file("hooks.log")])
+        for (key, line) in hooks { s.hooks[key.scope, key.phase] = .init(line: line, timeout: timeout) }
+        return s
+    }
+
+    func log(_ dir: TempDir) -> [String] {
+        ((try? String(contentsOfFile: dir.file("hooks.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    static func append(_ what: String) -> String {
+        #"echo "\#(what) run=$FANOUT_RUN_ID workers=$FANOUT_WORKERS agent=${FANOUT_AGENT:--} slot=${FANOUT_SLOT:--} worker=${FANOUT_WORKER:--}" >> "$LOG""#
+    }
+
+    @Test func hooksRunInOrderWithTheirIdentity() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir, hooks: [
+            .init(.run, .setUp): Self.append("run-set-up"), .init(.run, .tearDown): Self.append("run-teardown"),
+            .init(.agent, .setUp): Self.append("agent-set-up"), .init(.agent, .tearDown): Self.append("agent-teardown"),
+            .init(.slot, .setUp): Self.append("slot-set-up"), .init(.slot, .tearDown): Self.append("slot-teardown"),
+        ])
+        let run = try await Coordinator(settings: s).run()
+        #expect(run.exitCode == .success, "\(run.report.warnings)")
+        let lines = log(dir)
+        let kinds = lines.map { String($0.split(separator: " ")[0]) }
+        #expect(kinds.first == "run-set-up" && kinds.last == "run-teardown", "\(lines)")
+        #expect(kinds.dropFirst().first == "agent-set-up" && kinds.dropLast().last == "agent-teardown", "\(lines)")
+        #expect(kinds.filter { $0 == "slot-set-up" }.count == 4 && kinds.filter { $0 == "slot-teardown" }.count == 4, "\(lines)")
+        // Every slot's set-up before any slot's teardown would be wrong in general (a slot may finish first); each
+        // slot's own set-up comes before its own teardown.
+        for worker in 0..<4 {
+            let setUp = lines.firstIndex { $0.hasPrefix("slot-set-up") && $0.hasSuffix("worker=\(worker)") }
+            let tearDown = lines.firstIndex { $0.hasPrefix("slot-teardown") && $0.hasSuffix("worker=\(worker)") }
+            #expect(setUp != nil && tearDown != nil && setUp! < tearDown!, "worker \(worker): \(lines)")
+        }
+        #expect(lines.allSatisfy { $0.contains("run=\(run.report.runID) workers=4") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("agent-set-up") && $0.contains("agent=local slot=- worker=-") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("run-set-up") && $0.contains("agent=- slot=-") }, "\(lines)")
+        let hooks = try #require(run.report.hooks)
+        #expect(hooks.count == 12 && hooks.allSatisfy { $0.status == .passed }, "\(hooks)")
+        #expect(hooks.first?.scope == .run && hooks.last?.scope == .run)
+    }
+
+    @Test func aFailingOrHungSlotSetUpTakesOnlyThatSlotOut() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir, hooks: [
+            .init(.slot, .setUp): #"case $FANOUT_SLOT in 1) echo "port 5433 is taken" >&2; exit 7;; 2) sleep 60;; esac"#,
+            .init(.slot, .tearDown): Self.append("slot-teardown"),
+        ], timeout: 3)
+        let run = try await Coordinator(settings: s).run()
+        let report = run.report
+        #expect(run.exitCode == .success, "\(report.warnings)")
+        #expect(report.counts.notRun == 0 && report.counts.failures == 0)
+        #expect(!report.units.contains { $0.agent == "local" && [1, 2].contains($0.slot) }, "slots 1 and 2 took no work")
+        let hooks = try #require(report.hooks)
+        let failed = try #require(hooks.first { $0.phase == .setUp && $0.slot == 1 })
+        #expect(failed.status == .failed && failed.detail == "exit 7" && failed.output.contains("port 5433 is taken"))
+        let hung = try #require(hooks.first { $0.phase == .setUp && $0.slot == 2 })
+        #expect(hung.status == .timedOut, "\(hung)")
+        #expect(report.warnings.contains { $0.contains("slot 1 (worker 1) of local set-up failed (exit 7): port 5433 is taken") },
+                "\(report.warnings)")
+        // A teardown runs whenever its set-up ran, passed or not.
+        #expect(Set(log(dir).compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }) == [0, 1, 2, 3], "\(log(dir))")
+    }
+
+    @Test func withNoSlotSetUpNothingRunsAndTheExitCodeIs3() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir, hooks: [.init(.slot, .setUp): "echo no database >&2; exit 1"])
+        let run = try await Coordinator(settings: s).run()
+        #expect(run.exitCode == .infrastructure)
+        #expect(!run.report.results.isEmpty && run.report.results.allSatisfy { $0.outcome == .notRun })
+        #expect(run.report.results.allSatisfy { $0.attempts.last?.issues.first?.message.contains("set-up hooks failed") == true },
+                "\(run.report.results.first.map { "\($0)" } ?? "")")
+    }
+
+    @Test func aFailingRunSetUpRunsNothingAndItsTeardownStillRuns() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir, hooks: [
+            .init(.run, .setUp): "exit 4", .init(.run, .tearDown): Self.append("run-teardown"),
+            .init(.slot, .setUp): Self.append("slot-set-up"),
+        ])
+        let run = try await Coordinator(settings: s).run()
+        #expect(run.exitCode == .infrastructure)
+        #expect(run.report.units.isEmpty && run.report.results.allSatisfy { $0.outcome == .notRun })
+        #expect(log(dir).map { String($0.split(separator: " ")[0]) } == ["run-teardown"], "\(log(dir))")
+    }
+
+    @Test func aFailingTeardownIsAWarningNeverAVerdict() async throws {
+        let dir = try TempDir()
+        let s = try await settings(dir, hooks: [.init(.slot, .tearDown): "echo cannot drop >&2; exit 2"])
+        let run = try await Coordinator(settings: s).run()
+        #expect(run.exitCode == .success)
+        #expect(run.report.counts.failures == 0 && run.report.counts.notRun == 0)
+        #expect(run.report.warnings.filter { $0.contains("teardown failed (exit 2): cannot drop") }.count == 4, "\(run.report.warnings)")
+    }
+}
