@@ -176,26 +176,11 @@ fi
 # ---- --database: a suite that shares a database, serially against Fanout with a database per worker --------------
 if ((database)); then
   rounds=$((repeat > 1 ? repeat : 3))
-  pg_dir=$bench_dir/postgres-database
-  bash scripts/private-postgres.sh stop "$pg_dir"
-  read -r pg_url _ < <(bash scripts/private-postgres.sh start "$pg_dir")
-  trap 'bash scripts/private-postgres.sh stop "$pg_dir"' EXIT
-  port=${pg_url##*:}; port=${port%%/*}
-  socket_url() { echo "postgresql://fanout@/$1?host=$pg_dir/socket&port=$port"; }
-  admin=$(socket_url postgres)
-  psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE serial"
-  fixture=Tests/Fixtures/DatabaseSuite
-  echo "building $fixture (debug, as a developer runs it)…"
-  swift build --build-tests --package-path "$fixture" >/dev/null
-  bundle="$(swift build --build-tests --package-path "$fixture" --show-bin-path)/DatabaseSuitePackageTests.xctest"
   work=$bench_dir/database
-  rm -rf "$work"; mkdir -p "$work"
-  # shellcheck disable=SC2016 # the hooks' $ADMIN_URL and $FANOUT_WORKER are their shell's
-  printf '%s\n' 'destination:' '  environment:' "    DATABASE_URL: $(socket_url 'app_test_${FANOUT_WORKER}')" \
-    "    ADMIN_URL: $admin" 'hooks:' '  slot:' \
-    '    set_up: psql "$ADMIN_URL" -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE app_test_$FANOUT_WORKER"' \
-    '    tear_down: psql "$ADMIN_URL" -X -q -c "DROP DATABASE IF EXISTS app_test_$FANOUT_WORKER"' >"$work/per-worker.yml"
-  printf '%s\n' 'destination:' '  environment:' "    DATABASE_URL: $(socket_url serial)" >"$work/shared.yml"
+  rm -rf "$work"
+  source scripts/database-fixture.sh
+  database_fixture_up "$work" # the fixture (built in debug, as a developer runs it) and its two configs
+  fixture=Tests/Fixtures/DatabaseSuite
   now() { date +%s.%N; }
   # One Fanout run: its wall time from outside (hooks, listing and reports included); the verdict checked.
   fanout_once() { # CONFIG EXPECTED-EXIT
@@ -210,7 +195,7 @@ if ((database)); then
   serial_once() {
     local t0 t1 code=0
     t0=$(now)
-    DATABASE_URL=$(socket_url serial) swift test --skip-build --package-path "$fixture" >"$work/serial.txt" 2>&1 || code=$?
+    DATABASE_URL=$(database_url shared) swift test --skip-build --package-path "$fixture" >"$work/serial.txt" 2>&1 || code=$?
     t1=$(now)
     [[ $code == 0 ]] || { tail -n 30 "$work/serial.txt"; echo "bench: swift test exited $code" >&2; exit 1; }
     grep -q "Executed 24 tests, with 0 failures" "$work/serial.txt" || { echo "bench: swift test ran other than 24 XCTest tests" >&2; exit 1; }

@@ -46,6 +46,24 @@ import Testing
         #expect(out.contains("LB (s)") && out.contains("predicted (s)"))
         #expect(out.contains("no history: test count"))
         #expect(out.contains("IntegrationTests.SharedNameTests") && out.contains("DemoKitTests.SharedNameTests"))
+        #expect(!out.contains("Hooks"), "no hooks, no table")
+
+        let config = dir.file("hooks.yml")
+        try """
+            hooks:
+              timeout: 90
+              slot: { set_up: 'createdb "app_test_$FANOUT_WORKER"', tear_down: { command: 'dropdb "app_test_$FANOUT_WORKER"', timeout: 20 } }
+              run: { tear_down: ./clean.sh }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let (hooked, table, err) = try await runCLI(["plan", "--bundle", bundle, "--slots", "4", "--config", config,
+                                                     "--history", dir.file("h.sqlite")])
+        #expect(hooked == 0, "\(err)")
+        let lines = table.components(separatedBy: "\nHooks\n").last?.split(separator: "\n").map(String.init) ?? []
+        #expect(lines.count == 5, "a header, a rule and the three hooks in the order a run meets them: \(table)")
+        #expect(lines.dropFirst(2).first?.contains("slot set-up") == true && lines.dropFirst(2).first?.contains("4×: each slot (FANOUT_WORKER 0–3)") == true)
+        #expect(lines.dropFirst(2).first?.contains(#"90.0 s    createdb "app_test_$FANOUT_WORKER""#) == true, "\(lines)")
+        #expect(lines.dropFirst(3).first?.contains("after the slot's last unit") == true && lines.dropFirst(3).first?.contains("20.0 s") == true, "\(lines)")
+        #expect(lines.last?.contains("run teardown") == true && lines.last?.contains("at the very end") == true, "\(lines)")
     }
 
     @Test func runWritesReportsAndPrintsThePlainSummary() async throws {

@@ -66,6 +66,7 @@ import Testing
         }
         refused("destination: { environment: { FANOUT_WORKER: '3' } }", ["f.yml:1", "sets FANOUT_WORKER, which Fanout sets itself"])
         refused("report_dir: /tmp/r${FANOUT_WORKER}", ["'report_dir' uses ${FANOUT_WORKER}, which only `environment:` values and hooks may use"])
+        refused("destination: { environment: { DB: 'app_$FANOUT_WORKER' } }", ["'destination.environment.DB' has $FANOUT_WORKER"])
         refused("hooks: { slot: { setup: x } }", ["unknown key 'hooks.slot.setup'", "set_up, tear_down"])
         refused("hooks: { worker: { set_up: x } }", ["unknown key 'hooks.worker'"])
         refused("hooks: { slot: { set_up: '  ' } }", ["'hooks.slot.set_up' is empty"])

@@ -92,4 +92,23 @@ import Glibc
         let outcomes = Set(results.compactMap { $0["outcome"] as? String })
         #expect(outcomes.isSubset(of: ["passed", "skipped"]), "\(outcomes)")
     }
+
+    /// scripts/demo-database.sh: a private PostgreSQL server, the fixture on one shared database (it fails) and with a
+    /// database per worker (it passes), none of those left, the server stopped.
+    @Test func theDatabaseDemoShowsOneSharedDatabaseFailAndOnePerWorkerPass() async throws {
+        let dir = try TempDir()
+        let work = dir.file("demo")
+        let env = ["FANOUT_DEMO_FANOUT": try fanoutExecutable(), "FANOUT_DEMO_DATABASE_DIR": work]
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(
+            Command(executable: "/bin/bash", arguments: [repositoryRoot.path + "/scripts/demo-database.sh"], environment: env),
+            timeout: 540)
+        let output = String(decoding: out, as: UTF8.self) + String(decoding: err, as: UTF8.self)
+        #expect(ending == .exited(0), "\(output.suffix(3000))")
+        #expect(output.contains("(exit 1: the tests of different slots emptied and filled one table at once)"), "\(output.suffix(3000))")
+        #expect(output.contains("PASSED · all 30 tests that ran passed · exit 0"), "\(output.suffix(3000))")
+        let listed = output.components(separatedBy: "dropped by its slot's teardown):\n").last ?? ""
+        #expect(listed.hasPrefix("postgres\nqueue\nshared\n"), "no app_test_ database left: \(listed)")
+        #expect(!FileManager.default.fileExists(atPath: work + "/postgres"), "the server was stopped and its folder removed")
+    }
+
 }

@@ -156,4 +156,33 @@ import Testing
                 "\(finished) of \(total), units \(first.suiteDescriptions) \(second.suiteDescriptions)")
         #expect(abs(eta - (running.estimate + queued) / 2) < 1e-9, "eta \(eta)")
     }
+
+    @Test func inQueueModeADestinationWhoseAgentsAreAllDoneSettlesAsNotRun() async throws {
+        let state = dispatcher([], slots: 2)
+        await state.openFeed(servedBy: ["local": ["agent-1"], "gpu": ["agent-2"]])
+        var cpu = Self.item("CPUTests", tests: 2, estimate: 1)
+        cpu.queueItem = 1
+        var gpu = Self.item("GPUTests", tests: 3, estimate: 1)
+        gpu.destination = "gpu"
+        gpu.queueItem = 2
+        await state.offer([cpu, gpu])
+        // agent-2, the only one serving gpu, is done for the run (its set-up failed): gpu's item settles, cpu's waits.
+        await state.agentRetired("agent-2")
+        let settled = await state.takeSettled()
+        #expect(settled.map(\.item) == [2])
+        #expect(settled.first?.results.count == 3 && settled.first?.results.allSatisfy { $0.outcome == .notRun } == true)
+        #expect(settled.first?.results.first?.attempts.first?.issues.first?.message.contains("no agent of this job was left") == true)
+        #expect(await state.scheduler.queuedItems.map(\.suite.name) == ["CPUTests"])
+        // Later gpu work settles at once too.
+        var more = Self.item("GPUMoreTests", tests: 1, estimate: 1)
+        more.destination = "gpu"
+        more.queueItem = 3
+        await state.offer([more])
+        #expect(await state.takeSettled().map(\.item) == [3])
+        // Retiring an agent outside queue mode changes nothing.
+        let plain = dispatcher([Self.item("A", tests: 1, estimate: 1)], slots: 1)
+        await plain.agentRetired("local")
+        #expect(await plain.scheduler.queuedItems.count == 1)
+    }
+
 }

@@ -64,6 +64,9 @@ import Testing
         let report = run.report
         #expect(run.exitCode == .success, "\(report.warnings)")
         #expect(report.counts.notRun == 0 && report.counts.failures == 0)
+        // The lower bound counts the two slots that ran: never less than the tests' time over them.
+        let testTime = report.results.flatMap(\.attempts).reduce(0.0) { $0 + $1.duration }
+        #expect(report.timing.lowerBound >= testTime / 2 - 0.01, "\(report.timing.lowerBound) < \(testTime) / 2")
         #expect(!report.units.contains { $0.agent == "local" && [1, 2].contains($0.slot) }, "slots 1 and 2 took no work")
         let hooks = try #require(report.hooks)
         let failed = try #require(hooks.first { $0.phase == .setUp && $0.slot == 1 })
@@ -74,6 +77,26 @@ import Testing
                 "\(report.warnings)")
         // A teardown runs whenever its set-up ran, passed or not.
         #expect(Set(log(dir).compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }) == [0, 1, 2, 3], "\(log(dir))")
+    }
+
+    @Test func anAgentSetUpStartsAServiceTheSlotsSeeAndItsTeardownStopsIt() async throws {
+        let dir = try TempDir()
+        var s = try await settings(dir, hooks: [
+            // The README's rule: a service leaves the hook's process group (setsid) and its output.
+            .init(.agent, .setUp): #"setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$LOG.pid""#,
+            .init(.slot, .setUp): #"kill -0 "$(cat "$LOG.pid")""#,
+            .init(.agent, .tearDown): #"kill "$(cat "$LOG.pid")""#,
+        ])
+        s.slots = 2
+        let run = try await Coordinator(settings: s).run()
+        #expect(run.exitCode == .success, "\(run.report.warnings)")
+        let hooks = try #require(run.report.hooks)
+        #expect(hooks.count == 4 && hooks.allSatisfy { $0.status == .passed }, "\(hooks.map { "\($0.title) \($0.status) \($0.output)" })")
+        let pid = try #require(Int32(try String(contentsOfFile: dir.file("hooks.log.pid"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Gone, or a zombie whose parent (this process, the run's subreaper) has not reaped it yet.
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        #expect(stat.isEmpty || stat.split(separator: ")").last?.split(separator: " ").first == "Z", "the teardown stopped it: \(stat)")
     }
 
     @Test func withNoSlotSetUpNothingRunsAndTheExitCodeIs3() async throws {

@@ -159,6 +159,27 @@ import Testing
         #expect(hc == 0 && history.contains("queue-\(b.id)"), "the merged run is in the history: \(history)\(he)")
     }
 
+    @Test func aJobWhoseEverySlotFailsItsSetUpEndsAndLeavesItsWorkToOtherJobs() async throws {
+        let b = try await build()
+        let config = b.repo + "/fanout.yml"
+        try (String(contentsOfFile: config, encoding: .utf8) + "hooks:\n  slot:\n    set_up: echo no database >&2; exit 1\n")
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        // Its only agent takes no work: the job ends (exit 3) without taking any, rather than wait for a slot forever.
+        let job = try Job(b, "1")
+        let code = try await job.exitCode(seconds: 120)
+        #expect(job.process.terminationReason == .exit && code == 3, "\(job.output.text.suffix(3000))")
+        let report = try jobReport(b, "1")
+        #expect(report.results.isEmpty, "\(outcomes(report))")
+        #expect(report.warnings.contains { $0.contains("set-up failed (exit 1): no database") })
+        // Everything is still in the queue: a job that can set its slots up runs all of it.
+        try (try String(contentsOfFile: config, encoding: .utf8)).replacingOccurrences(of: "exit 1", with: "true")
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let second = try Job(b, "2")
+        #expect(try await second.exitCode(seconds: 180) == 0, "\(second.output.text.suffix(3000))")
+        let all = try jobReport(b, "2")
+        #expect(all.results.count > 20 && all.results.allSatisfy { $0.outcome != .notRun }, "\(outcomes(all))")
+    }
+
     @Test func jobsStarted0_5_10And20SecondsApartFinishWithinOneWorkItemOfEachOther() async throws {
         // The demo's quick classes at twice their latency (about a minute of waiting), one slot a job: the first
         // three jobs cannot drain it before the fourth starts.

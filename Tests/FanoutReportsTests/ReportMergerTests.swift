@@ -26,6 +26,18 @@ import Testing
             #expect(unit?.suites.contains(result.id.suite.description) == true, "\(result.id) points at its own unit")
         }
         #expect(r.timing.makespan == 13.5)
+        #expect(r.hooks == nil, "no shard had hooks")
+    }
+
+    @Test func eachShardsHooksAreKeptAndNamedAsItsAgents() {
+        var one = shard(1, of: 2, tests: ["M.A/t1"]), two = shard(2, of: 2, tests: ["M.B/t1"])
+        one.hooks = [HookReport(scope: .slot, phase: .setUp, agent: "local", slot: 0, worker: 0, command: "createdb a",
+                                status: .passed, detail: "exit 0", startedAt: 0, duration: 0.2, output: "")]
+        two.hooks = [HookReport(scope: .run, phase: .tearDown, command: "./clean.sh", status: .failed, detail: "exit 1",
+                                startedAt: 9, duration: 0.1, output: "no")]
+        let hooks = ReportMerger.merge([one, two]).report.hooks
+        #expect(hooks?.map(\.command) == ["createdb a", "./clean.sh"])
+        #expect(hooks?.first?.agent == "shard 1/2: local" && hooks?.last?.agent == nil)
     }
 
     @Test func aMissingShardATestInTwoShardsOrADuplicateShardIsNeverGreen() {

@@ -349,6 +349,12 @@ import Testing
         #expect(XcodebuildRunner.onlyTesting(for: part) == ["AppTests/LoginTests/testA", "AppTests/LoginTests/test'B"])
         let quoted = try XcodebuildRunner().command(for: part, binary: "/b/x.xctestrun", destination: destination).arguments[1]
         #expect(quoted.contains(#"'-only-testing:AppTests/LoginTests/test'\''B'"#), "every value quoted by ShellQuote")
+        // The worker identity reaches the test process through xcodebuild's TEST_RUNNER_ prefix.
+        destination.environment = WorkerIdentity(runID: "r1", workers: 4, agent: "mac-1", slot: 1, worker: 3, destination: "iphone")
+            .environment(configured: destination.environment)
+        let env = try XcodebuildRunner().command(for: whole, binary: "/b/x.xctestrun", destination: destination).environment
+        #expect(env["TEST_RUNNER_FANOUT_WORKER"] == "3" && env["FANOUT_WORKER"] == "3" && env["TEST_RUNNER_FANOUT_AGENT"] == "mac-1")
+        #expect(env["TEST_RUNNER_DEVELOPER_DIR"] == nil, "the rest stays xcodebuild's own")
     }
 
     @Test func devicesNameTheirSimulatorTypesAndRuntimes() {

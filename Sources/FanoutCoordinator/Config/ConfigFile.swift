@@ -374,7 +374,15 @@ struct ConfigNode {
                                   hint: "Use it in a value instead, e.g. DATABASE_URL: postgres://localhost/app_test_${\(key.string)}.")
             }
         }
-        return try keepingIdentity.stringMap()
+        let values = try keepingIdentity.stringMap()
+        // `$FANOUT_WORKER` without braces would reach the tests as written: no shell expands these values.
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            if let bare = WorkerIdentity.names.first(where: { value.contains("$" + $0) }) {
+                throw FanoutError("\(file): '\(path).\(name)' has $\(bare), which would reach the tests as written",
+                                  hint: "Write ${\(bare)}: Fanout expands it per test process (no shell reads these values).")
+            }
+        }
+        return values
     }
 
     /// `device: {platform: iOS Simulator, model: iPhone 16, os: "18.2"}` of an xcodebuild destination. Its values

@@ -3,8 +3,9 @@ import FanoutCore
 import Foundation
 
 /// Runs the hooks of `hooks:` where their scope lives: a slot's and an agent's on that agent (its transport: a
-/// process group with a deadline, killed like any unit), the run's on the coordinator. Each hook runs in a task of
-/// its own that no interruption cancels: a teardown due after Ctrl-C still runs, within its own deadline.
+/// process group with a deadline, killed like any unit), the run's on the coordinator. A teardown runs in a task of
+/// its own that no interruption cancels: one due after Ctrl-C still runs, within its own deadline; a set-up is
+/// stopped by an interruption (its process group killed).
 ///
 /// The hook's environment is the worker identity (`WorkerIdentity`) over the agent's `environment:` and, when the
 /// agent serves one destination, that destination's (expanded as a test process's would be), so that a slot's
@@ -48,7 +49,7 @@ struct HookRunner: Sendable {
     func run(_ scope: HookReport.Scope, _ phase: HookReport.Phase, on transport: any Transport, slot: Int? = nil,
              serves: Set<String>) async -> HookReport? {
         guard let hook = hooks[scope, phase] else { return nil }
-        let identity = identity(agent: transport.name, slot: slot)
+        let identity = identity(agent: transport.name, slot: slot, destination: serves.count == 1 ? serves.first : nil)
         var configured = serves.count == 1 ? destinations[serves.first!] ?? [:] : [:]
         configured.merge(transport.environment) { $1 }
         return await run(hook, scope: scope, phase: phase, agent: transport.name, identity: identity, configured: configured) {
@@ -79,8 +80,22 @@ struct HookRunner: Sendable {
         let command = Command(executable: "/bin/sh", arguments: ["-c", hook.line],
                               environment: identity.environment(configured: configured))
         let start = clock.now()
-        // Detached: an interrupted run cancels its tasks, and a teardown must still run.
-        let (ending, out, err) = await Task.detached { await capture(command, hook.timeout) }.value
+        // The transport kills the hook's process group at its deadline; should its output still not end (a process
+        // that left the group holds it open), the hook is given up a grace period later all the same.
+        let bounded = { @Sendable () async -> (UnitEnding, [UInt8], [UInt8]) in
+            await withTaskGroup(of: (UnitEnding, [UInt8], [UInt8])?.self) { group in
+                group.addTask { await capture(command, hook.timeout) }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(hook.timeout + Self.grace))
+                    return Task.isCancelled ? nil : (.timedOut(TimeLimitHit(kind: .ceiling, limit: hook.timeout)), [], [])
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first ?? (.cancelled, [], [])
+            }
+        }
+        // A teardown is detached: an interrupted run cancels its tasks, and the teardown must still run.
+        let (ending, out, err) = phase == .tearDown ? await Task.detached { await bounded() }.value : await bounded()
         let status: HookReport.Status
         let detail: String
         switch ending {
@@ -88,6 +103,8 @@ struct HookRunner: Sendable {
             (status, detail) = (.passed, "exit 0")
         case .timedOut:
             (status, detail) = (.timedOut, "still running after its deadline of \(formatSeconds(hook.timeout)): killed")
+        case .cancelled:
+            (status, detail) = (.notRun, "the run was interrupted: killed")
         case .agentLost(let why):
             (status, detail) = (.notRun, "its agent was lost: \(why)")
         case .failedToStart(let why):
@@ -105,6 +122,9 @@ struct HookRunner: Sendable {
                           worker: identity.worker, command: hook.line, status: status, detail: detail, startedAt: start,
                           duration: clock.now() - start, output: output)
     }
+
+    /// Seconds past its deadline after which a hook whose output never ended is given up.
+    static let grace: Double = 10
 
     /// What a report keeps of a hook's output: its last 16 KiB.
     static let outputLimit = 16 * 1024

@@ -6,7 +6,6 @@ import Foundation
 /// The tables that answer `fanout plan`, `fanout list` and `fanout history …`, built from a prepared run or the
 /// timing history (Table renders them).
 public enum InspectionTables {
-    /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
     /// `fanout plan`: the hooks a run will run, when and where, with their deadlines; nil when there are none.
     public static func hooksTable(_ settings: RunSettings, slots: Int) -> Table? {
         guard !settings.hooks.isEmpty else { return nil }
@@ -31,6 +30,7 @@ public enum InspectionTables {
         return Table(title: "Hooks", headers: ["hook", "runs", "when", "deadline", "command"], rows: rows)
     }
 
+    /// The predicted assignment: which slot runs which unit when, and every estimate with its source.
     public static func planTables(_ p: PreparedRun) -> [Table] {
         // Predicted work stealing: idle slots at the end take over tests that running units have not started.
         var handed: [Int: Int] = [:]

@@ -26,7 +26,8 @@ struct AgentServer: Sendable {
     }
 
     /// One agent for the whole run: deploy, run its slots until the queue is drained, and when it is lost, retry
-    /// with backoff while work remains (re-admission). Returns whether the agent was ever usable.
+    /// with backoff while work remains (re-admission). Returns whether the agent was ever usable: deployed, set up,
+    /// and with a slot that was set up.
     func serve(_ transport: any Transport) async -> Bool {
         // Simulators of slots whose agent was lost: deleted once it is back, else here at the end.
         var stale: [SlotSimulators] = []
@@ -47,6 +48,7 @@ struct AgentServer: Sendable {
         let mine = transport.served(of: prepared.destinations)
         guard !mine.isEmpty else { return false }
         var admitted = false
+        var tookWork = false
         var attempts = 0
         let backoff: [Double] = [1, 2, 4, 8, 15, 15]
         while !Task.isCancelled {
@@ -68,7 +70,7 @@ struct AgentServer: Sendable {
                 }
                 guard attempts < backoff.count, await state.hasWork else {
                     await state.warn("agent \(transport.name) did not come back (\(error)); the run went on without it")
-                    return true
+                    return tookWork
                 }
                 await state.clock.pause(for: .seconds(backoff[attempts]))
                 attempts += 1
@@ -76,41 +78,53 @@ struct AgentServer: Sendable {
             }
             for notice in transport.takeNotices() { await state.warn(notice) }
             stale = await Self.delete(stale)
+            // Interrupted meanwhile: nothing more is set up (what is due is torn down at the end).
+            if Task.isCancelled { break }
+            if await state.stopped { break }
             let serves = Set(binaries.keys)
             // The agent is back: what its lost session owed runs first, then its set-up as on a first admission.
             due = await tearDown(due, on: transport, serves: serves)
-            if hooks.has(.agent, .setUp) {
+            var lostNow = !transport.isUsable
+            if !lostNow, hooks.has(.agent, .setUp) {
                 due.agent = hooks.has(.agent, .tearDown)
                 let setUp = await hooks.run(.agent, .setUp, on: transport, serves: serves)
-                guard await state.hookEnded(setUp) else {
-                    if transport.isUsable { due = await tearDown(due, on: transport, serves: serves) }
-                    return admitted
+                await state.hookEnded(setUp)
+                lostNow = !transport.isUsable
+                if setUp?.status != .passed, !lostNow {
+                    due = await tearDown(due, on: transport, serves: serves)
+                    return tookWork
                 }
-            } else {
+            } else if !lostNow {
                 due.agent = hooks.has(.agent, .tearDown)
             }
-            if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
-            let details = transport.details
-            if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
-                progress(.phase("\(transport.name) ready in \(formatSeconds(seconds)): "
-                    + (details.deployCached == true ? "product already in its cache (0 bytes sent)" : "sent \(bytes) bytes")))
+            if !lostNow {
+                if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
+                let details = transport.details
+                if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
+                    progress(.phase("\(transport.name) ready in \(formatSeconds(seconds)): "
+                        + (details.deployCached == true ? "product already in its cache (0 bytes sent)" : "sent \(bytes) bytes")))
+                }
+                admitted = true
+                attempts = 0
+                let ending = await SlotLoop(settings: settings, prepared: prepared, runID: runID, state: state,
+                                            execution: execution, transport: transport, binaries: binaries, hooks: hooks)
+                    .run { [state] in
+                        await state.agentReady(transport.name, serves: serves, hardwareClass: await transport.hardwareClass(),
+                                               resources: await transport.resources())
+                    }
+                stale += ending.stale
+                tookWork = tookWork || ending.ready
+                due.slots = ending.teardownsDue
+                await state.agentGone(transport.name)
+                lostNow = ending.lost || !transport.isUsable
+                if !lostNow { due = await tearDown(due, on: transport, serves: serves) }
             }
-            admitted = true
-            attempts = 0
-            await state.agentReady(transport.name, serves: Set(binaries.keys),
-                                   hardwareClass: await transport.hardwareClass(), resources: await transport.resources())
-            let ending = await SlotLoop(settings: settings, prepared: prepared, runID: runID, state: state,
-                                        execution: execution, transport: transport, binaries: binaries, hooks: hooks).run()
-            stale += ending.stale
-            due.slots = ending.teardownsDue
-            await state.agentGone(transport.name)
-            if !ending.lost, transport.isUsable { due = await tearDown(due, on: transport, serves: serves) }
-            guard ending.lost || !transport.isUsable, await state.hasWork else { break }
+            guard lostNow, await state.hasWork else { break }
             await transport.reset()
             await state.clock.pause(for: .seconds(backoff[0]))
             attempts = 1
         }
-        return admitted
+        return tookWork
     }
 
     /// Runs the teardowns due on an agent that is reachable: its slots', then its own. Returns what is still due
@@ -128,26 +142,30 @@ struct AgentServer: Sendable {
         return left
     }
 
-    /// The run is over and teardowns are still due on an agent that was lost: one more attempt to reach it (a
-    /// fresh connection and the product, from its cache), then they run; what still cannot run is reported.
+    /// The run is over and teardowns are still due on an agent (it was lost, or the run was interrupted before they
+    /// ran): they run now, after one more attempt to reach a lost agent (a fresh connection and the product, from
+    /// its cache); what still cannot run is reported. Detached: an interrupted run still gets its teardowns.
     private func lastChance(_ due: TeardownsDue, on transport: any Transport) async {
-        var due = due
-        var why = "its agent was lost and did not come back before the run ended"
         let mine = transport.served(of: prepared.destinations)
         let serves = Set(mine.map(\.name))
-        do {
-            await transport.reset()
-            for spec in mine {
-                if let product = prepared.products[spec.name] { _ = try await transport.prepare(product: product, runID: runID) }
+        let (left, why) = await Task.detached { [self] () -> (TeardownsDue, String) in
+            var why = "its agent was lost and did not come back before the run ended"
+            if !transport.isUsable {
+                do {
+                    await transport.reset()
+                    let products = Set(mine.compactMap { prepared.products[$0.name] })
+                    for product in products { _ = try await transport.prepare(product: product, runID: runID) }
+                } catch {
+                    return (due, why + " (\(error))")
+                }
             }
-            due = await tearDown(due, on: transport, serves: serves)
-        } catch {
-            why += " (\(error))"
-        }
-        for slot in due.slots {
+            why = "its agent was lost again"
+            return (await tearDown(due, on: transport, serves: serves), why)
+        }.value
+        for slot in left.slots {
             await state.hookEnded(hooks.notRun(.slot, .tearDown, agent: transport.name, slot: slot, why: why))
         }
-        if due.agent { await state.hookEnded(hooks.notRun(.agent, .tearDown, agent: transport.name, slot: nil, why: why)) }
+        if left.agent { await state.hookEnded(hooks.notRun(.agent, .tearDown, agent: transport.name, slot: nil, why: why)) }
     }
 
     /// Deletes what it can of these slots' simulators; returns those still there.

@@ -155,7 +155,12 @@ public final class Coordinator: Sendable {
         // The run's set-up, before anything is dispatched: when it fails, nothing runs (every test is not run, exit 3).
         let setUp = nothingToRun ? nil : await hooks.runOnCoordinator(.setUp)
         let ready = await state.hookEnded(setUp)
-        if feed != nil, ready { await state.openFeed(unserved: unserved) }
+        if feed != nil, ready {
+            let servedBy = Dictionary(uniqueKeysWithValues: prepared.destinations.map { spec in
+                (spec.name, Set(transports.filter { !$0.served(of: [spec]).isEmpty }.map(\.name)))
+            })
+            await state.openFeed(unserved: unserved, servedBy: servedBy)
+        }
         let feeding = ready ? feed.map { f in Task { await f.run(state) } } : nil
         let (interrupted, usable) = ready ? await dispatch(transports: transports, server: server) : (Task.isCancelled, [])
         feeding?.cancel()
@@ -181,7 +186,11 @@ public final class Coordinator: Sendable {
         let (interrupted, usable) = await withTaskCancellationHandler {
             let usable = await withTaskGroup(of: String?.self) { group in
                 for transport in transports {
-                    group.addTask { await server.serve(transport) ? transport.name : nil }
+                    group.addTask {
+                        let usable = await server.serve(transport)
+                        await server.state.agentRetired(transport.name)
+                        return usable ? transport.name : nil
+                    }
                 }
                 var names: [String] = []
                 for await name in group { if let name { names.append(name) } }
@@ -207,10 +216,13 @@ public final class Coordinator: Sendable {
         let ledger = await state.ledger
         let overheads = ledger.measuredOverheads
         let resources = await state.resources
-        // Only usable agents' slots serve a destination: the measured lower bound of each destination uses them.
+        // Only usable agents' slots serve a destination (not those a failed set-up took out): the measured lower
+        // bound of each destination uses them.
+        let out = Dictionary(grouping: ledger.hooks.filter { $0.scope == .slot && $0.phase == .setUp
+            && [.failed, .timedOut].contains($0.status) }, by: { $0.agent ?? "" }).mapValues { Set($0.compactMap(\.slot)).count }
         let serving = Dictionary(uniqueKeysWithValues: prepared.destinations.map { spec in
             (spec.name, transports.filter { usable.contains($0.name) && !$0.served(of: [spec]).isEmpty }
-                .reduce(0) { $0 + $1.slots })
+                .reduce(0) { $0 + max(0, $1.slots - (out[$1.name] ?? 0)) })
         })
         var assembly = RunReportAssembly(
             runID: runID, fanoutVersion: Self.version, startedAt: startedAt, finishedAt: Date(),

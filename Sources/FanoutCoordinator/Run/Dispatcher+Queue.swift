@@ -7,9 +7,31 @@ extension Dispatcher {
     /// Opens the feed: slots with nothing to do wait for work from the queue instead of ending. Items of
     /// `unserved` destinations (no agent of this job serves them, as in every job of the build: they share fanout.yml)
     /// are not queued here: they settle at once as not run, as their tests would in a run without a queue.
-    func openFeed(unserved: [String: String] = [:]) {
+    ///
+    /// `servedBy`: the agents of this job that serve each destination. Once all of a destination's agents are done
+    /// for the run (`agentRetired`: never usable, their set-up failed, lost for good), its items settle as not run
+    /// too, instead of waiting in the queue here for a slot that will never take them.
+    func openFeed(unserved: [String: String] = [:], servedBy: [String: Set<String>] = [:]) {
         feedOpen = true
         unservedDestinations = unserved
+        agentsServing = servedBy
+    }
+
+    /// An agent takes no more work in this run. In queue mode, a destination none of whose agents is left is
+    /// unserved from now on: what of it is queued here settles as not run (and what the feed offers later too).
+    func agentRetired(_ name: String) {
+        retiredAgents.insert(name)
+        guard feedOpen else { return }
+        for (destination, agents) in agentsServing.sorted(by: { $0.key < $1.key })
+        where unservedDestinations[destination] == nil && agents.isSubset(of: retiredAgents) {
+            unservedDestinations[destination] = "no agent of this job was left to serve destination \(destination) "
+                + "(see the warnings for each agent)"
+            for item in scheduler.remove(where: { $0.destination == destination }) {
+                if let number = item.queueItem { unservedItems.insert(number) }
+            }
+        }
+        reportStatus()
+        wakeAll()
     }
 
     /// Work reserved from the queue joins the local queue; its tests join those the run asks for.

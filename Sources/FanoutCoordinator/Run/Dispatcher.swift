@@ -57,8 +57,11 @@ actor Dispatcher {
     /// the tests of each queue item taken whose verdicts are not all in yet.
     var feedOpen = false
     var openQueueItems: [Int: [RunLedger.ResultKey]] = [:]
-    /// Destinations no agent of this job serves (queue mode), with the reason their tests do not run.
+    /// Destinations no agent of this job serves (queue mode), with the reason their tests do not run; the agents that
+    /// serve each destination, and those done for the run.
     var unservedDestinations: [String: String] = [:]
+    var agentsServing: [String: Set<String>] = [:]
+    var retiredAgents: Set<String> = []
     var unservedItems: Set<Int> = []
     /// Per queue item, the attempts each of its tests had here before the item came (a retry item this job took
     /// itself): the item's results are the attempts made for it, not those already recorded with another item.
@@ -255,7 +258,9 @@ actor Dispatcher {
     }
 
     /// The scopes of set-up hooks that failed, one entry each: why tests no slot took are not run.
-    var failedSetUps: [HookReport.Scope] { ledger.hooks.filter { $0.phase == .setUp && $0.status != .passed }.map(\.scope) }
+    var failedSetUps: [HookReport.Scope] {
+        ledger.hooks.filter { $0.phase == .setUp && [.failed, .timedOut].contains($0.status) }.map(\.scope)
+    }
 
     /// A test ended, as its line arrived: this run learns its time (stealing), and the ledger counts it.
     func recordTestEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int) {

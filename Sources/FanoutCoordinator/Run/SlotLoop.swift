@@ -2,10 +2,11 @@ import FanoutAgents
 import FanoutCore
 import FanoutRunners
 
-/// The slots of one admitted agent: each runs its set-up hook, then asks the dispatcher for a unit, places it on the
-/// slot's simulator (Apple destinations), has `UnitExecution` run it with the slot's worker identity and hands it
-/// back, until the dispatcher has nothing left for it or the agent is lost; then its teardown hook (left due when
-/// the agent was lost: `AgentServer` runs it when the agent is back).
+/// The slots of one admitted agent. First every slot's set-up hook (all at once, before the agent takes work: nothing
+/// runs beside a unit that must be alone on its agent); then each slot that was set up asks the dispatcher for a
+/// unit, places it on the slot's simulator (Apple destinations), has `UnitExecution` run it with the slot's worker
+/// identity and hands it back, until the dispatcher has nothing left for it or the agent is lost; then, once every
+/// slot is done, their teardown hooks (due when the agent was lost: `AgentServer` runs them when it is back).
 struct SlotLoop: Sendable {
     let settings: RunSettings
     let prepared: PreparedRun
@@ -20,42 +21,82 @@ struct SlotLoop: Sendable {
     /// What the slots left: whether the agent was lost, the simulators of slots that could not delete theirs (the
     /// agent was lost with them on it), and the slots whose teardown hook is due (it could not run: agent lost).
     struct Ending {
+        /// Some slot was set up and took work.
+        var ready = false
         var lost = false
         var stale: [SlotSimulators] = []
         var teardownsDue: [Int] = []
     }
 
-    /// Runs every slot to its end.
-    func run() async -> Ending {
-        await withTaskGroup(of: (Bool, SlotSimulators, Int?).self) { slots in
-            for index in 0..<transport.slots {
+    /// Sets the slots up, tells the dispatcher the agent is `ready` (when a slot is), runs every slot to its end, and
+    /// tears them down.
+    func run(ready: @Sendable () async -> Void) async -> Ending {
+        var ending = Ending()
+        let all = Array(0..<transport.slots)
+        let serves = Set(binaries.keys)
+        var usable = all
+        if hooks.has(.slot, .setUp) {
+            let passed = await eachSlot(all) { slot in
+                await state.hookEnded(await hooks.run(.slot, .setUp, on: transport, slot: slot, serves: serves))
+            }
+            usable = all.filter { passed[$0] == true }
+        }
+        if !transport.isUsable {
+            // Lost while setting up: every set-up may have begun, and is undone when the agent is back.
+            ending.lost = true
+            ending.teardownsDue = hooks.has(.slot, .tearDown) ? all : []
+            return ending
+        }
+        // A set-up that failed is undone at once (a teardown runs whenever its set-up ran): its slot takes no work.
+        let failed = all.filter { !usable.contains($0) }
+        ending.teardownsDue = await tearDown(failed, serves: serves)
+        guard !usable.isEmpty, await !state.stopped else { return ending }
+        await ready()
+        ending.ready = true
+        await withTaskGroup(of: (Bool, SlotSimulators).self) { slots in
+            for index in usable {
                 slots.addTask { await serve(SlotRef(agent: transport.name, index: index)) }
             }
-            var ending = Ending()
-            for await (l, simulators, due) in slots {
+            for await (l, simulators) in slots {
                 if l { ending.lost = true }
                 if !simulators.isEmpty { ending.stale.append(simulators) }
-                if let due { ending.teardownsDue.append(due) }
             }
-            ending.teardownsDue.sort()
-            return ending
+        }
+        if ending.lost || !transport.isUsable {
+            ending.lost = true
+            ending.teardownsDue += hooks.has(.slot, .tearDown) ? usable : []
+        } else {
+            ending.teardownsDue += await tearDown(usable, serves: serves)
+        }
+        ending.teardownsDue.sort()
+        return ending
+    }
+
+    /// Runs these slots' teardowns at once; returns the slots whose teardown is still due (the agent was lost).
+    func tearDown(_ slots: [Int], serves: Set<String>) async -> [Int] {
+        guard hooks.has(.slot, .tearDown), !slots.isEmpty else { return [] }
+        let ran = await eachSlot(slots) { slot in
+            let hook = await hooks.run(.slot, .tearDown, on: transport, slot: slot, serves: serves)
+            if hook?.status == .notRun, !transport.isUsable { return false }
+            await state.hookEnded(hook)
+            return true
+        }
+        return slots.filter { ran[$0] != true }
+    }
+
+    /// `body` for every slot at once; what it returned, by slot.
+    private func eachSlot(_ slots: [Int], _ body: @escaping @Sendable (Int) async -> Bool) async -> [Int: Bool] {
+        await withTaskGroup(of: (Int, Bool).self) { group in
+            for slot in slots { group.addTask { (slot, await body(slot)) } }
+            var out: [Int: Bool] = [:]
+            for await (slot, ok) in group { out[slot] = ok }
+            return out
         }
     }
 
-    /// One slot: set-up, units, teardown. Returns whether the agent was lost, its simulators, and its index when
-    /// its teardown is due (the agent is gone: it runs when the agent is back).
-    private func serve(_ slot: SlotRef) async -> (Bool, SlotSimulators, Int?) {
+    /// One slot's units. Returns whether the agent was lost, and its simulators.
+    private func serve(_ slot: SlotRef) async -> (Bool, SlotSimulators) {
         var simulators = SlotSimulators(transport: transport, runID: runID, slot: slot)
-        let serves = Set(binaries.keys)
-        if hooks.has(.slot, .setUp) {
-            let setUp = await hooks.run(.slot, .setUp, on: transport, slot: slot.index, serves: serves)
-            guard await state.hookEnded(setUp) else {
-                // A half-done set-up is undone too: a teardown runs whenever its set-up ran.
-                guard transport.isUsable else { return (true, simulators, slot.index) }
-                await state.hookEnded(await hooks.run(.slot, .tearDown, on: transport, slot: slot.index, serves: serves))
-                return (false, simulators, nil)
-            }
-        }
         var lost = false
         while transport.isUsable, let unit = await state.next(for: slot) {
             let configured = prepared.spec(unit.destination)?.destination ?? settings.destination
@@ -82,9 +123,6 @@ struct SlotLoop: Sendable {
             }
         }
         if !lost { await simulators.deleteAll() }
-        guard hooks.has(.slot, .tearDown) else { return (lost, simulators, nil) }
-        if lost || !transport.isUsable { return (lost, simulators, slot.index) }
-        await state.hookEnded(await hooks.run(.slot, .tearDown, on: transport, slot: slot.index, serves: serves))
-        return (lost, simulators, nil)
+        return (lost, simulators)
     }
 }

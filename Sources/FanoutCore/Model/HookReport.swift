@@ -71,6 +71,7 @@ public struct HookReport: Codable, Sendable, Hashable {
         let what = status == .notRun ? "did not run (\(detail))" : "failed (\(detail))"
         let tail = outputTail.isEmpty ? "" : ": \(outputTail)"
         let meaning = switch (scope, phase) {
+        case (_, .setUp) where status == .notRun: "nothing runs there until it has run"
         case (.slot, .setUp): "this slot takes no work; the run goes on on the others"
         case (.agent, .setUp): "this agent takes no work; the run goes on on the others"
         case (.run, .setUp): "no test runs"

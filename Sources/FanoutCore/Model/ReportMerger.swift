@@ -34,6 +34,7 @@ public enum ReportMerger {
         var units: [UnitReport] = [], tagged: [(result: TestResult, report: Int)] = [], classes: [ClassReport] = []
         var measurements: [MeasurementRecord] = [], warnings: [String] = [], agents: [AgentInfo] = []
         var steals: [StealReport] = []
+        var hooks: [HookReport] = []
         tagged.reserveCapacity(reports.reduce(0) { $0 + $1.results.count })
         var offset = 0
         let label = { (n: Int) in reports[n].shard.map { "shard \($0)" } ?? "report \(n + 1)" }
@@ -69,6 +70,12 @@ public enum ReportMerger {
                 var a = a
                 if reports.count > 1 { a.name = "\(label(n)): \(a.name)" }
                 return a
+            }
+            // A shard's hooks ran on its own agents: named as they are in `agents`.
+            hooks += (report.hooks ?? []).map { h in
+                var h = h
+                if reports.count > 1, let agent = h.agent { h.agent = "\(label(n)): \(agent)" }
+                return h
             }
             steals += (report.steals ?? []).map { s in
                 var s = s
@@ -121,6 +128,7 @@ public enum ReportMerger {
             units: units, classes: classes, results: results, measurements: measurements, warnings: warnings,
             timing: timing, exitCode: exit)
         report.steals = steals.isEmpty ? nil : steals
+        report.hooks = reports.contains { $0.hooks != nil } ? hooks : nil
         return Merged(report: report, problems: problems)
     }
 

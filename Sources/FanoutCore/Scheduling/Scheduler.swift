@@ -151,6 +151,23 @@ public struct Scheduler: Sendable {
         return dropped
     }
 
+    /// Takes every queued item `matching` out of the queue (a destination no agent is left to serve); returns them.
+    public mutating func remove(where matching: (WorkItem) -> Bool) -> [WorkItem] {
+        var out: [WorkItem] = []
+        for i in queue.indices where !taken[i] && matching(queue[i]) {
+            taken[i] = true
+            out.append(queue[i])
+        }
+        let kept = returned.filter { !matching($0) }
+        out += returned.filter(matching)
+        returned = kept
+        for item in out {
+            remaining -= item.estimate
+            pending -= 1
+        }
+        return out
+    }
+
     /// A unit of these items with a fresh id, outside the queue (a backup copy of a straggler).
     public mutating func makeUnit(_ items: [WorkItem]) -> WorkUnit {
         defer { nextID += 1 }

@@ -84,7 +84,11 @@ public struct XcodebuildRunner: TestRunner {
             fi
             exit $s
             """
-        return Command(executable: "/bin/sh", arguments: ["-c", script], environment: destination.environment)
+        // xcodebuild hands the test process only variables prefixed TEST_RUNNER_ (prefix removed): the worker identity
+        // reaches the tests that way. (The rest of `environment:` stays xcodebuild's own, e.g. DEVELOPER_DIR.)
+        var environment = destination.environment
+        for name in WorkerIdentity.names { if let value = environment[name] { environment["TEST_RUNNER_" + name] = value } }
+        return Command(executable: "/bin/sh", arguments: ["-c", script], environment: environment)
     }
 
     /// `Target/Class` for whole classes, `Target/Class/method` for parts of classes.
