@@ -2,10 +2,11 @@
 # both. `database_fixture_up WORK` starts a private PostgreSQL server in WORK/postgres (scripts/private-postgres.sh;
 # stopped by PID when the calling shell exits), creates its database `shared`, builds Tests/Fixtures/DatabaseSuite,
 # and writes WORK/shared.yml (every test on `shared`) and WORK/per-worker.yml (README's recipe: a database per
-# worker, made and dropped by slot hooks). Sets `admin` (a URI of the server's `postgres` database) and `bundle`.
+# worker, made and dropped by slot hooks). Sets `admin` (a URI of the server's `postgres` database) and `bundle`, and
+# defines `database_url NAME` (a URI of the server's database NAME).
 # shellcheck shell=bash
 database_fixture_up() {
-  local work=$1 url port
+  local work=$1 url
   compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null ||
     { echo "PostgreSQL's server is not installed: run scripts/setup.sh (as root) first" >&2; return 2; }
   command -v psql >/dev/null || { echo "psql is not installed: run scripts/setup.sh first" >&2; return 2; }
@@ -15,8 +16,9 @@ database_fixture_up() {
   read -r url _ < <(bash scripts/private-postgres.sh start "$work/postgres")
   # shellcheck disable=SC2064 # the folder is fixed now
   trap "bash scripts/private-postgres.sh stop '$work/postgres'" EXIT
-  port=${url##*:}; port=${port%%/*}
-  database_url() { echo "postgresql://fanout@/$1?host=$work/postgres/socket&port=$port"; }
+  database_port=${url##*:}; database_port=${database_port%%/*}
+  database_socket=$work/postgres/socket
+  database_url() { echo "postgresql://fanout@/$1?host=$database_socket&port=$database_port"; }
   admin=$(database_url postgres)
   psql -X -q -v ON_ERROR_STOP=1 "$admin" -c "CREATE DATABASE shared"
   echo "== building Tests/Fixtures/DatabaseSuite"
