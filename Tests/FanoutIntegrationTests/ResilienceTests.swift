@@ -104,6 +104,38 @@ final class EventLog: Sendable {
         #expect(tearDowns.allSatisfy { $0.status == .passed && $0.output.hasPrefix("agent-2") }, "\(tearDowns)")
     }
 
+    @Test func anAgentLostDuringItsSlotsSetUpIsReadmittedAndSetUpAgain() async throws {
+        let dir = try TempDir()
+        var s = try await settings(dir)
+        let marker = "/tmp/fanout-hook-lost-" + UUID().uuidString.prefix(8)
+        // agent-2's first slot set-up kills its own SSH connection (the agent user's sshd process of the session, the
+        // first sshd among its ancestors), once: the agent is lost in the middle of setting up.
+        s.hooks[.slot, .setUp] = .init(line: """
+            if [ "$FANOUT_AGENT" = agent-2 ] && [ "$FANOUT_SLOT" = 0 ] && mkdir \(marker) 2>/dev/null; then
+              p=$PPID
+              while [ "$p" -gt 1 ]; do
+                case $(cat /proc/$p/comm) in sshd*) kill -9 "$p"; break;; esac
+                p=$(ps -o ppid= -p "$p" | tr -d ' ')
+              done
+              sleep 5
+            fi
+            """, timeout: 30)
+        s.hooks[.slot, .tearDown] = .init(line: "echo torn down", timeout: 30)
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let log = EventLog()
+        let outcome = try await Coordinator(settings: s) { log.record($0) }.run()
+        #expect(log.firstWarning(containing: "agent-2 was lost") != nil || outcome.report.warnings.contains { $0.contains("agent-2") },
+                "\(outcome.report.warnings)")
+        #expect(outcome.exitCode == .success, "\(outcome.report.warnings)")
+        #expect(outcome.report.counts.notRun == 0 && outcome.report.counts.failures == 0)
+        let hooks = try #require(outcome.report.hooks).filter { $0.agent == "agent-2" }
+        // Set up twice (the lost session's set-ups, then again once it was back), torn down for both sessions.
+        #expect(hooks.filter { $0.phase == .setUp && $0.status == .passed }.count >= 2, "\(hooks.map { "\($0.title) \($0.status) \($0.detail) \($0.output)" })")
+        let tearDowns = hooks.filter { $0.phase == .tearDown }
+        #expect(tearDowns.count == 4 && tearDowns.allSatisfy { $0.status == .passed }, "\(hooks.map { "\($0.title) \($0.status)" })")
+        #expect(outcome.report.units.contains { $0.agent == "agent-2" }, "it took work once it was back")
+    }
+
     @Test func aFrozenAgentIsNoticedAndReadmittedAfterThaw() async throws {
         let dir = try TempDir()
         // Waits twice as long and whole classes (none cut for idle slots): the run outlasts the freeze, its detection
