@@ -249,6 +249,23 @@ import Testing
 
 /// `feedback_first`: the likely failures start before everything else, longest first among themselves, and the
 /// prediction follows the order the queue really has.
+@Suite struct SchedulerRemovalTests {
+    @Test func removingADestinationsItemsLeavesTheRestAsTheyWere() {
+        var s = Scheduler(items: [item("M", "A", 5), item("M", "B", 4, destination: "gpu"), item("M", "C", 3),
+                                  item("M", "D", 2, destination: "gpu")], options: SchedulerOptions(slots: 1))
+        s.requeue([item("M", "E", 1, destination: "gpu")])
+        #expect(s.pendingCount == 5 && s.remainingWork == 15)
+        let removed = s.remove { $0.destination == "gpu" }
+        #expect(removed.map(\.suite.name).sorted() == ["B", "D", "E"])
+        #expect(s.pendingCount == 2 && s.remainingWork == 8)
+        #expect(s.queuedItems.map(\.suite.name).sorted() == ["A", "C"])
+        var handed: [String] = []
+        while let unit = s.next(now: 0, overhead: nil, accepts: { _ in true }) { handed += unit.items.map(\.suite.name) }
+        #expect(handed.sorted() == ["A", "C"] && s.isEmpty)
+        #expect(s.remove { _ in true }.isEmpty)
+    }
+}
+
 @Suite struct FeedbackFirstTests {
     @Test func itemsMarkedFirstLeadTheQueue() {
         var items = (0..<6).map { item("M", "C\($0)", Double(10 - $0), tests: 2) }

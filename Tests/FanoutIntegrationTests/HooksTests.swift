@@ -39,13 +39,15 @@ import Testing
         #expect(kinds.first == "run-set-up" && kinds.last == "run-teardown", "\(lines)")
         #expect(kinds.dropFirst().first == "agent-set-up" && kinds.dropLast().last == "agent-teardown", "\(lines)")
         #expect(kinds.filter { $0 == "slot-set-up" }.count == 4 && kinds.filter { $0 == "slot-teardown" }.count == 4, "\(lines)")
-        // Every slot's set-up before any slot's teardown would be wrong in general (a slot may finish first); each
-        // slot's own set-up comes before its own teardown.
-        for worker in 0..<4 {
-            let setUp = lines.firstIndex { $0.hasPrefix("slot-set-up") && $0.hasSuffix("worker=\(worker)") }
-            let tearDown = lines.firstIndex { $0.hasPrefix("slot-teardown") && $0.hasSuffix("worker=\(worker)") }
-            #expect(setUp != nil && tearDown != nil && setUp! < tearDown!, "worker \(worker): \(lines)")
-        }
+        // Every slot is set up before the agent takes work, and torn down once all of them are done.
+        #expect(kinds.dropFirst(2).prefix(4).allSatisfy { $0 == "slot-set-up" }, "\(lines)")
+        #expect(kinds.dropLast(2).suffix(4).allSatisfy { $0 == "slot-teardown" }, "\(lines)")
+        #expect(Set(lines.filter { $0.hasPrefix("slot-set-up") }.map { $0.split(separator: " ").last! }) == ["worker=0", "worker=1", "worker=2", "worker=3"])
+        let report = run.report
+        let firstUnit = report.units.map(\.startedAt).min() ?? 0, lastEnd = report.units.map { $0.startedAt + $0.duration }.max() ?? 0
+        let hooksByKind = report.hooks ?? []
+        #expect(hooksByKind.filter { $0.scope == .slot && $0.phase == .setUp }.allSatisfy { $0.startedAt + $0.duration <= firstUnit + 0.01 })
+        #expect(hooksByKind.filter { $0.scope == .slot && $0.phase == .tearDown }.allSatisfy { $0.startedAt >= lastEnd - 0.01 })
         #expect(lines.allSatisfy { $0.contains("run=\(run.report.runID) workers=4") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("agent-set-up") && $0.contains("agent=local slot=- worker=-") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("run-set-up") && $0.contains("agent=- slot=-") }, "\(lines)")
@@ -82,8 +84,10 @@ import Testing
     @Test func anAgentSetUpStartsAServiceTheSlotsSeeAndItsTeardownStopsIt() async throws {
         let dir = try TempDir()
         var s = try await settings(dir, hooks: [
-            // The README's rule: a service leaves the hook's process group (setsid) and its output.
-            .init(.agent, .setUp): #"setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$LOG.pid""#,
+            // The README's rule: a service leaves the hook's process group (setsid) and its output, and the hook waits
+            // until it has (here: until it leads a group of its own; a real one waits until the service answers).
+            .init(.agent, .setUp): #"setsid sleep 300 </dev/null >/dev/null 2>&1 & s=$!; echo $s > "$LOG.pid"; "#
+                + #"until [ "$(ps -o pgid= -p $s | tr -d ' ')" = "$s" ]; do sleep 0.05; done"#,
             .init(.slot, .setUp): #"kill -0 "$(cat "$LOG.pid")""#,
             .init(.agent, .tearDown): #"kill "$(cat "$LOG.pid")""#,
         ])
@@ -94,9 +98,14 @@ import Testing
         #expect(hooks.count == 4 && hooks.allSatisfy { $0.status == .passed }, "\(hooks.map { "\($0.title) \($0.status) \($0.output)" })")
         let pid = try #require(Int32(try String(contentsOfFile: dir.file("hooks.log.pid"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)))
-        // Gone, or a zombie whose parent (this process, the run's subreaper) has not reaped it yet.
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        #expect(stat.isEmpty || stat.split(separator: ")").last?.split(separator: " ").first == "Z", "the teardown stopped it: \(stat)")
+        // Gone, or a zombie whose parent (this process, the run's subreaper) has not reaped it yet (within 10 s).
+        func stopped() -> Bool {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            return stat.isEmpty || stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !stopped(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(stopped(), "the teardown stopped it")
     }
 
     @Test func withNoSlotSetUpNothingRunsAndTheExitCodeIs3() async throws {

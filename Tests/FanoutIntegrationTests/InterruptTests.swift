@@ -154,6 +154,51 @@ import Testing
         #expect(hooks.filter { $0.phase == .tearDown }.count == 4 && hooks.allSatisfy { $0.status == .passed }, "\(hooks)")
     }
 
+    @Test func sigintDuringTheSlotsSetUpStopsItAndTearsDownWhatWasSetUp() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let log = ShellQuote.quote(dir.file("hooks.log"))
+        let config = dir.file("fanout.yml")
+        try """
+            hooks:
+              slot:
+                set_up: if [ "$FANOUT_SLOT" = 1 ]; then echo "slot-waits 1" >> \(log); sleep 60; fi; echo "slot-set-up $FANOUT_WORKER" >> \(log)
+                tear_down: echo "slot-teardown $FANOUT_WORKER" >> \(log)
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
+        p.arguments = ["run", "--config", config, "--bundle", bundle, "--filter", "GCDTests", "--slots", "2",
+                       "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        let output = OutputBox()
+        pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: dir.file("hooks.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        // Slot 0 is set up, slot 1's set-up is in its sleep: the agent has taken no work yet.
+        let waiting = try await waitUntil(seconds: 120, while: p.isRunning) {
+            lines().contains("slot-set-up 0") && lines().contains("slot-waits 1")
+        }
+        #expect(waiting, "\(output.text)")
+        kill(p.processIdentifier, SIGINT)
+        #expect(await waitForExit(of: p, within: 60), "exits well before slot 1's set-up would have ended")
+        pipe.fileHandleForReading.readabilityHandler = nil
+        #expect(p.terminationStatus == 130, "\(output.text)")
+        #expect(!lines().contains("slot-set-up 1"), "slot 1's set-up was stopped: \(lines())")
+        #expect(Set(lines().filter { $0.hasPrefix("slot-teardown") }) == ["slot-teardown 0", "slot-teardown 1"],
+                "both set-ups began, both are torn down: \(lines())")
+        let r = try report(dir)
+        #expect(r.units.isEmpty && r.results.allSatisfy { $0.outcome == .notRun })
+        let stopped = try #require(r.hooks?.first { $0.phase == .setUp && $0.slot == 1 })
+        #expect(stopped.status == .notRun && stopped.detail.contains("interrupted"), "\(stopped)")
+    }
+
     @Test func sigtermExits143() async throws {
         let bundle = try await DemoSuite.shared.bundle()
         let dir = try TempDir()

@@ -89,9 +89,14 @@ struct HookRunner: Sendable {
                     try? await Task.sleep(for: .seconds(hook.timeout + Self.grace))
                     return Task.isCancelled ? nil : (.timedOut(TimeLimitHit(kind: .ceiling, limit: hook.timeout)), [], [])
                 }
+                // Both children end once cancelled: `capture` iterates an AsyncStream, whose iteration ends when its
+                // consumer is cancelled (and the transport then kills the process group).
                 let first = await group.next() ?? nil
                 group.cancelAll()
-                return first ?? (.cancelled, [], [])
+                var result = first ?? (.cancelled, [], [])
+                // Interrupted: whatever the children said first, the hook was stopped (what it wrote is kept).
+                if Task.isCancelled, case .exited = result.0 {} else if Task.isCancelled { result.0 = .cancelled }
+                return result
             }
         }
         // A teardown is detached: an interrupted run cancels its tasks, and the teardown must still run.
@@ -123,7 +128,7 @@ struct HookRunner: Sendable {
                           duration: clock.now() - start, output: output)
     }
 
-    /// Seconds past its deadline after which a hook whose output never ended is given up.
+    /// Seconds past its deadline (on the wall clock, as the transport's own deadline) after which a hook whose output never ended is given up.
     static let grace: Double = 10
 
     /// What a report keeps of a hook's output: its last 16 KiB.

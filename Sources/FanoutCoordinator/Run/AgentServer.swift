@@ -22,6 +22,8 @@ struct AgentServer: Sendable {
     private struct TeardownsDue {
         var slots: [Int] = []
         var agent = false
+        /// The destinations the agent took work for when they were set up (their environment applies to the hooks).
+        var serves: Set<String> = []
         var isEmpty: Bool { slots.isEmpty && !agent }
     }
 
@@ -50,6 +52,9 @@ struct AgentServer: Sendable {
         var admitted = false
         var tookWork = false
         var attempts = 0
+        /// Admissions in a row lost before a slot took work (while setting up): past `backoff.count`, the agent is
+        /// given up, or a set-up that takes its own agent down would be run again for as long as work remains.
+        var lostSettingUp = 0
         let backoff: [Double] = [1, 2, 4, 8, 15, 15]
         while !Task.isCancelled {
             var binaries: [String: String] = [:]
@@ -83,7 +88,8 @@ struct AgentServer: Sendable {
             if await state.stopped { break }
             let serves = Set(binaries.keys)
             // The agent is back: what its lost session owed runs first, then its set-up as on a first admission.
-            due = await tearDown(due, on: transport, serves: serves)
+            due = await tearDown(due, on: transport, serves: due.isEmpty ? serves : due.serves)
+            due.serves = serves
             var lostNow = !transport.isUsable
             if !lostNow, hooks.has(.agent, .setUp) {
                 due.agent = hooks.has(.agent, .tearDown)
@@ -114,14 +120,26 @@ struct AgentServer: Sendable {
                     }
                 stale += ending.stale
                 tookWork = tookWork || ending.ready
-                due.slots = ending.teardownsDue
+                lostSettingUp = ending.ready ? 0 : lostSettingUp
+                due.slots += ending.teardownsDue
                 await state.agentGone(transport.name)
                 lostNow = ending.lost || !transport.isUsable
                 if !lostNow { due = await tearDown(due, on: transport, serves: serves) }
+                if lostNow, !ending.ready { lostSettingUp += 1 }
+            } else {
+                lostSettingUp += 1
             }
             guard lostNow, await state.hasWork else { break }
+            if lostSettingUp > 0 {
+                guard lostSettingUp < backoff.count else {
+                    await state.warn("agent \(transport.name) was lost while setting up \(lostSettingUp) times in a row: "
+                        + "the run goes on without it (see its hooks)")
+                    break
+                }
+                await state.warn("agent \(transport.name) was lost while setting up: it is set up again when it is back")
+            }
             await transport.reset()
-            await state.clock.pause(for: .seconds(backoff[0]))
+            await state.clock.pause(for: .seconds(backoff[min(lostSettingUp, backoff.count - 1)]))
             attempts = 1
         }
         return tookWork
@@ -130,7 +148,7 @@ struct AgentServer: Sendable {
     /// Runs the teardowns due on an agent that is reachable: its slots', then its own. Returns what is still due
     /// (the agent was lost again meanwhile).
     private func tearDown(_ due: TeardownsDue, on transport: any Transport, serves: Set<String>) async -> TeardownsDue {
-        var left = TeardownsDue()
+        var left = TeardownsDue(serves: due.serves)
         for slot in due.slots {
             let hook = await hooks.run(.slot, .tearDown, on: transport, slot: slot, serves: serves)
             if hook?.status == .notRun, !transport.isUsable { left.slots.append(slot) } else { await state.hookEnded(hook) }
@@ -147,7 +165,7 @@ struct AgentServer: Sendable {
     /// its cache); what still cannot run is reported. Detached: an interrupted run still gets its teardowns.
     private func lastChance(_ due: TeardownsDue, on transport: any Transport) async {
         let mine = transport.served(of: prepared.destinations)
-        let serves = Set(mine.map(\.name))
+        let serves = due.serves
         let (left, why) = await Task.detached { [self] () -> (TeardownsDue, String) in
             var why = "its agent was lost and did not come back before the run ended"
             if !transport.isUsable {

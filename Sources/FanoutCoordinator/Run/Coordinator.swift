@@ -172,7 +172,7 @@ public final class Coordinator: Sendable {
             await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
         var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: clock.now(),
-                                    interrupted: interrupted, transports: transports, usable: usable)
+                                    interrupted: interrupted, transports: transports, usable: usable, setUp: ready)
         report.product.sha256 = await digest.value
         if let fed { QueueFeed.account(fed, in: &report, build: settings.queue?.build ?? "") }
         let finished = finish(&report, interrupted: interrupted, reportDirectory: reportDirectory)
@@ -207,11 +207,12 @@ public final class Coordinator: Sendable {
 
     /// Gathers what the run left behind and has Core assemble the report from it.
     private func assemble(prepared: PreparedRun, state: Dispatcher, runID: String, startedAt: Date, now: Double,
-                          interrupted: Bool, transports: [any Transport], usable: [String]) async -> RunReport {
+                          interrupted: Bool, transports: [any Transport], usable: [String], setUp: Bool) async -> RunReport {
         let failedSetUps = await state.failedSetUps
         let reason = interrupted ? "the run was interrupted before this test ran"
-            : failedSetUps.contains(.run) ? "the run's set-up hook failed, so nothing was dispatched (see hooks)"
-            : !failedSetUps.isEmpty ? "no slot was left to run it: \(failedSetUps.count) set-up hook\(failedSetUps.count == 1 ? "" : "s") failed (see hooks)"
+            : !setUp ? "the run's set-up hook did not pass, so nothing was dispatched (see hooks)"
+            : usable.isEmpty && !failedSetUps.isEmpty
+                ? "no slot was left to run it: \(failedSetUps.count) set-up hook\(failedSetUps.count == 1 ? "" : "s") failed (see hooks)"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
         let ledger = await state.ledger
         let overheads = ledger.measuredOverheads

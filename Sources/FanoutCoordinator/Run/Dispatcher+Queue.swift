@@ -26,7 +26,9 @@ extension Dispatcher {
         where unservedDestinations[destination] == nil && agents.isSubset(of: retiredAgents) {
             unservedDestinations[destination] = "no agent of this job was left to serve destination \(destination) "
                 + "(see the warnings for each agent)"
-            for item in scheduler.remove(where: { $0.destination == destination }) {
+            let parts = stolenParts.filter { $0.destination == destination }
+            stolenParts.removeAll { $0.destination == destination }
+            for item in scheduler.remove(where: { $0.destination == destination }) + parts.flatMap(\.items) {
                 if let number = item.queueItem { unservedItems.insert(number) }
             }
         }

@@ -34,6 +34,9 @@ struct SlotLoop: Sendable {
         var ending = Ending()
         let all = Array(0..<transport.slots)
         let serves = Set(binaries.keys)
+        // Interrupted before the slots were set up: nothing more is set up (and so nothing is due).
+        if Task.isCancelled { return ending }
+        if await state.stopped { return ending }
         var usable = all
         if hooks.has(.slot, .setUp) {
             let passed = await eachSlot(all) { slot in
@@ -50,7 +53,13 @@ struct SlotLoop: Sendable {
         // A set-up that failed is undone at once (a teardown runs whenever its set-up ran): its slot takes no work.
         let failed = all.filter { !usable.contains($0) }
         ending.teardownsDue = await tearDown(failed, serves: serves)
-        guard !usable.isEmpty, await !state.stopped else { return ending }
+        guard !usable.isEmpty else { return ending }
+        // Interrupted while setting up: what was set up is torn down at once, and takes no work.
+        if await state.stopped {
+            ending.teardownsDue += await tearDown(usable, serves: serves)
+            ending.teardownsDue.sort()
+            return ending
+        }
         await ready()
         ending.ready = true
         await withTaskGroup(of: (Bool, SlotSimulators).self) { slots in
