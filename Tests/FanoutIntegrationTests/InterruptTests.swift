@@ -22,16 +22,7 @@ import Testing
     func interrupt(_ args: [String], with signals: [Int32], cwd: String,
                    unitRuns: @escaping (pid_t) async throws -> Bool,
                    beforeSignals: () async throws -> Void = {}) async throws -> Interrupted {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
-        p.arguments = ["run"] + args
-        p.currentDirectoryURL = URL(fileURLWithPath: cwd)
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        let output = OutputBox()
-        pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
-        try p.run()
+        let (p, pipe, output) = try start(["run"] + args, cwd: cwd)
         func stop(_ why: String) async -> TestFailure {
             kill(p.processIdentifier, SIGKILL)
             await waitForExit(of: p, within: 30)
@@ -60,6 +51,21 @@ import Testing
         pipe.fileHandleForReading.readabilityHandler = nil
         output.append(pipe.fileHandleForReading.readDataToEndOfFile())
         return Interrupted(code: p.terminationStatus, output: output.text, secondsToExit: seconds)
+    }
+
+    /// `fanout ARGS` started in `cwd`, its standard output and error gathered as they come.
+    func start(_ args: [String], cwd: String) throws -> (Process, Pipe, OutputBox) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
+        p.arguments = args
+        p.currentDirectoryURL = URL(fileURLWithPath: cwd)
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        let output = OutputBox()
+        pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
+        try p.run()
+        return (p, pipe, output)
     }
 
     /// Polls `condition` every 50 ms for at most `seconds` while `alive` holds; whether it came true.
@@ -166,17 +172,8 @@ import Testing
                 tear_down: echo "slot-teardown $FANOUT_WORKER" >> \(log)
 
             """.write(toFile: config, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try fanoutExecutable())
-        p.arguments = ["run", "--config", config, "--bundle", bundle, "--filter", "GCDTests", "--slots", "2",
-                       "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")]
-        p.currentDirectoryURL = URL(fileURLWithPath: dir.path)
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        let output = OutputBox()
-        pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
-        try p.run()
+        let (p, pipe, output) = try start(["run", "--config", config, "--bundle", bundle, "--filter", "GCDTests", "--slots", "2",
+                                           "--report-dir", dir.file("r"), "--history", dir.file("h.sqlite")], cwd: dir.path)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         func lines() -> [String] {
             ((try? String(contentsOfFile: dir.file("hooks.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

@@ -104,6 +104,17 @@ final class EventLog: Sendable {
         #expect(tearDowns.allSatisfy { $0.status == .passed && $0.output.hasPrefix("agent-2") }, "\(tearDowns)")
     }
 
+    /// A hook's shell lines that kill its own SSH connection: the agent user's sshd process of the session, the first
+    /// sshd among its ancestors (the agent is lost as if its host vanished), then wait for the end.
+    static let killOwnSession = """
+        p=$PPID
+        while [ "$p" -gt 1 ]; do
+          case $(cat /proc/$p/comm) in sshd*) kill -9 "$p"; break;; esac
+          p=$(ps -o ppid= -p "$p" | tr -d ' ')
+        done
+        sleep 5
+        """
+
     @Test func anAgentLostDuringItsSlotsSetUpIsReadmittedAndSetUpAgain() async throws {
         let dir = try TempDir()
         var s = try await settings(dir)
@@ -112,12 +123,7 @@ final class EventLog: Sendable {
         // first sshd among its ancestors), once: the agent is lost in the middle of setting up.
         s.hooks[.slot, .setUp] = .init(line: """
             if [ "$FANOUT_AGENT" = agent-2 ] && [ "$FANOUT_SLOT" = 0 ] && mkdir \(marker) 2>/dev/null; then
-              p=$PPID
-              while [ "$p" -gt 1 ]; do
-                case $(cat /proc/$p/comm) in sshd*) kill -9 "$p"; break;; esac
-                p=$(ps -o ppid= -p "$p" | tr -d ' ')
-              done
-              sleep 5
+            \(Self.killOwnSession)
             fi
             """, timeout: 30)
         s.hooks[.slot, .tearDown] = .init(line: "echo torn down", timeout: 30)
@@ -141,14 +147,7 @@ final class EventLog: Sendable {
         var s = try await settings(dir, filters: ["GCDTests"])
         s.agents = s.agents.filter { $0.name == "agent-2" }
         // Every slot set-up kills its own SSH session: without a limit the agent would be set up again forever.
-        s.hooks[.slot, .setUp] = .init(line: """
-            p=$PPID
-            while [ "$p" -gt 1 ]; do
-              case $(cat /proc/$p/comm) in sshd*) kill -9 "$p"; break;; esac
-              p=$(ps -o ppid= -p "$p" | tr -d ' ')
-            done
-            sleep 5
-            """, timeout: 30)
+        s.hooks[.slot, .setUp] = .init(line: Self.killOwnSession, timeout: 30)
         s.hooks[.slot, .tearDown] = .init(line: "true", timeout: 30)
         let outcome = try await Coordinator(settings: s).run()
         #expect(outcome.exitCode == .infrastructure)
