@@ -34,7 +34,7 @@ struct AgentServer: Sendable {
         // Simulators of slots whose agent was lost: deleted once it is back, else here at the end.
         var stale: [SlotSimulators] = []
         var due = TeardownsDue()
-        let admitted = await serve(transport, stale: &stale, due: &due)
+        let usable = await serve(transport, stale: &stale, due: &due)
         if !due.isEmpty { await lastChance(due, on: transport) }
         if !stale.isEmpty {
             stale = await Self.delete(stale)
@@ -43,7 +43,7 @@ struct AgentServer: Sendable {
                     + "(xcrun simctl list devices | grep 'fanout \(runID) ')")
             }
         }
-        return admitted
+        return usable
     }
 
     private func serve(_ transport: any Transport, stale: inout [SlotSimulators], due: inout TeardownsDue) async -> Bool {
