@@ -85,4 +85,21 @@ import Testing
         #expect(settings.slots != 99 && settings.retries == 0, "a line break in a name started no line of config")
         #expect(text.contains("Its test targets: A retries: 7, B."))
     }
+
+    @Test func theDatabaseRecipeIsWrittenCommentedAndLoadsOnceUncommented() throws {
+        let text = ConfigTemplate(package: .init(name: "App", testTargets: ["AppTests"]), slots: 4).render()
+        var settings = RunSettings()
+        try ConfigFile.parse(text, file: "fanout.yml", into: &settings)
+        #expect(settings.hooks.isEmpty, "commented: no hook runs until the user means it")
+        // Uncommented as a user would (the block from `# destination:` to the run hooks), it is valid config.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex { $0.hasPrefix("# destination:") })
+        let end = try #require(lines.firstIndex { $0.hasPrefix("#     tear_down: ./scripts/clean-up.sh") })
+        let recipe = lines[start...end].map { String($0.dropFirst(2)) }.joined(separator: "\n")
+        var uncommented = RunSettings()
+        try ConfigFile.parse(recipe, file: "fanout.yml", into: &uncommented)
+        #expect(uncommented.destination.environment["DATABASE_URL"] == "postgres://localhost/app_test_${FANOUT_WORKER}")
+        #expect(uncommented.hooks[.slot, .setUp]?.line.contains(#"createdb "app_test_$FANOUT_WORKER""#) == true)
+        #expect(uncommented.hooks.inOrder.count == 6 && uncommented.hooks[.slot, .tearDown]?.timeout == 300)
+    }
 }
