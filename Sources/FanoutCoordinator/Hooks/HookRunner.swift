@@ -128,7 +128,8 @@ struct HookRunner: Sendable {
                           duration: clock.now() - start, output: output)
     }
 
-    /// Seconds past its deadline (on the wall clock, as the transport's own deadline) after which a hook whose output never ended is given up.
+    /// Seconds past its deadline (on the wall clock, as the transport's own deadline) after which a hook whose output
+    /// never ended is given up.
     static let grace: Double = 10
 
     /// What a report keeps of a hook's output: its last 16 KiB.
