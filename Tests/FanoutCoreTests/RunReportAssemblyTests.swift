@@ -30,7 +30,7 @@ import Testing
 
     func record(_ unit: WorkUnit, agent: String, slot: Int, from start: Double, to end: Double, seconds: Double,
                 superseded: Bool = false) -> UnitRecord {
-        UnitRecord(unit: unit, agent: agent, slot: slot, startedAt: start, endedAt: end, ending: "exit 0",
+        UnitRecord(unit: unit, agent: agent, slot: slot, startedAt: start, endedAt: end, ending: .exited(0),
                    superseded: superseded, command: "run \(unit.id)", log: "log \(unit.id)",
                    result: passed(unit, seconds: seconds, agent: agent))
     }

@@ -26,7 +26,7 @@ import Testing
         let result = UnitResult(attempts: attempts, leftovers: [], missing: [], measurements: [],
                                 suiteDurations: durations, completeSuites: Set(items.map(\.suite)), problem: nil)
         let end = start + seconds * Double(unit.testCount)
-        return UnitRecord(unit: unit, agent: agent, slot: 0, startedAt: start, endedAt: end, ending: "exit 0",
+        return UnitRecord(unit: unit, agent: agent, slot: 0, startedAt: start, endedAt: end, ending: .exited(0),
                           superseded: superseded, result: result,
                           usage: cpu.map { ResourceUsage(cpuSeconds: $0, peakMemoryBytes: memory) })
     }

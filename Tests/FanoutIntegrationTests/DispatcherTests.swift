@@ -41,8 +41,8 @@ import Testing
                 await state.recordTestEnded(id, attempt, destination: unit.destination, unit: unit.id)
             }
         }
-        await state.complete(FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: end, ending: .exited(0),
-                                          command: "", log: "", result: collector.finish(.exited(0), diagnostics: "")))
+        await state.complete(UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: start, endedAt: end,
+                                        ending: .exited(0), result: collector.finish(.exited(0), diagnostics: "")))
     }
 
     /// Waits (yielding, never sleeping) until `condition` holds; fails the test after 10 s of real time.

@@ -249,7 +249,7 @@ public final class Coordinator: Sendable {
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork,
                              cpuPacking: settings.cpuPacking),
             slotsServing: serving, items: settings.queue == nil ? prepared.items : await state.queueTaken,
-            units: ledger.finished.map(\.record),
+            units: ledger.finished,
             results: OrderHunt.analyse(prepared.quarantine.apply(to: await state.results(reasonForMissing: reason))),
             measurements: ledger.measurements,
             warnings: ledger.warnings, steals: await state.steals, shard: settings.shard, wall: now)

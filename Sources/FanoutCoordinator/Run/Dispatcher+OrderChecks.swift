@@ -49,7 +49,7 @@ extension Dispatcher {
 
     /// After a unit ended: each of its tests that passed on a retry, having failed after other tests in its
     /// process, gets one order check.
-    func scheduleOrderChecks(after done: FinishedUnit) {
+    func scheduleOrderChecks(after done: UnitRecord) {
         // Not measured work: its retry was a re-measure alone, and a check beside other work would distort it again.
         for item in done.unit.items where item.retry > 0 && !item.exclusive {
             for id in item.testIDs where done.result.attempts[id]?.outcome == .passed {
@@ -88,7 +88,7 @@ extension Dispatcher {
     }
 
     /// A check unit ended: the classifying check decides order-dependent or flaky; a step answers its search.
-    func orderCheckEnded(_ done: FinishedUnit, _ check: OrderCheck) {
+    func orderCheckEnded(_ done: UnitRecord, _ check: OrderCheck) {
         // No check adds an attempt here: a passing one leaves a flaky test's result as it was (its unit stays in the
         // report, `replayOf` naming the test); a failing one counts once the alone stage confirms it.
         let attempt = ledger.recordCheck(done, victim: check.victim, replayOf: check.failedIn)

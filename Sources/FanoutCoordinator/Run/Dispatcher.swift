@@ -272,7 +272,7 @@ actor Dispatcher {
 
     /// A unit ended: the ledger keeps what it produced; its leftovers go back to the queue (or are retried, or
     /// given up); its twin, if it still runs, is stopped; waiting slots look again.
-    func complete(_ finishedUnit: FinishedUnit) {
+    func complete(_ finishedUnit: UnitRecord) {
         var done = finishedUnit
         let me = running.removeValue(forKey: done.unit.id)
         cancellers[done.unit.id] = nil
@@ -281,7 +281,7 @@ actor Dispatcher {
             measuredAlone[done.unit.id] = nil
             handedOver[done.unit.id] = nil
             orderCheckEnded(done, check)
-            progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
+            progress(.unitEnded(unit: done.unit.id, agent: done.agent, ending: done.ending.description,
                                 duration: done.endedAt - done.startedAt))
             reportStatus()
             wakeAll()
@@ -304,8 +304,8 @@ actor Dispatcher {
                                                                            measuredAlone: alone, alreadyRemeasured: remeasured)
         let contended = Set(remeasure.flatMap(\.testIDs))
         remeasured.formUnion(contended)
-        ledger.record(done, agentHardwareClass: hardware[done.slot.agent], measuredAlone: alone, contended: contended)
-        let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.slot.agent,
+        ledger.record(done, agentHardwareClass: hardware[done.agent], measuredAlone: alone, contended: contended)
+        let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.agent,
                                   stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget),
                                   retry: RetryPolicy(retries: retries), remeasured: contended)
         ledger.record(after, of: done)
@@ -314,7 +314,7 @@ actor Dispatcher {
         // `--repeat` (retries are off there), whatever the retry numbers of the items.
         if !stopped && !huntOver && retries > 0 { scheduleOrderChecks(after: done) }
         for test in contended.sorted() {
-            ledger.warn("\(test): its measurement failed XCTest's deviation rule while other work shared \(done.slot.agent); "
+            ledger.warn("\(test): its measurement failed XCTest's deviation rule while other work shared \(done.agent); "
                 + "it runs again alone, and that run is its verdict (the first attempt is kept as context)")
         }
         // `--until-failure`: the first failure ends the hunt. Nothing new starts; the units running finish, so every
@@ -323,10 +323,10 @@ actor Dispatcher {
             huntOver = true
             let dropped = scheduler.drain()
             stolenParts.removeAll()
-            progress(.phase("--until-failure: a test failed in unit \(done.unit.id) on \(done.slot.agent); "
+            progress(.phase("--until-failure: a test failed in unit \(done.unit.id) on \(done.agent); "
                 + "\(dropped) queued item\(dropped == 1 ? "" : "s") will not run"))
         }
-        progress(.unitEnded(unit: done.unit.id, agent: done.slot.agent, ending: done.ending.description,
+        progress(.unitEnded(unit: done.unit.id, agent: done.agent, ending: done.ending.description,
                             duration: done.endedAt - done.startedAt))
         reportStatus()
         wakeAll()

@@ -22,7 +22,7 @@ struct RunLedger: Sendable {
     private var overheads: [String: (sum: Double, count: Int)] = [:]
     private var failures = 0
     private var doneCount = 0
-    private(set) var finished: [FinishedUnit] = []
+    private(set) var finished: [UnitRecord] = []
     private(set) var warnings: [String] = []
     /// Every hook that ran or was due, in the order they ended.
     private(set) var hooks: [HookReport] = []
@@ -71,21 +71,21 @@ struct RunLedger: Sendable {
     }
 
     /// A unit whose twin finished first: kept for the report, its results not counted.
-    mutating func superseded(_ unit: FinishedUnit) {
+    mutating func superseded(_ unit: UnitRecord) {
         var lost = unit
         lost.superseded = true
         finished.append(lost)
-        progress(.unitEnded(unit: unit.unit.id, agent: unit.slot.agent, ending: "stopped: its twin finished first",
+        progress(.unitEnded(unit: unit.unit.id, agent: unit.agent, ending: "stopped: its twin finished first",
                             duration: unit.endedAt - unit.startedAt))
     }
 
     /// A unit that ended and counts: its attempts, its start-up overhead, its measurements and its problem.
-    mutating func record(_ done: FinishedUnit, agentHardwareClass: String?, measuredAlone: [TestID: Bool] = [:],
+    mutating func record(_ done: UnitRecord, agentHardwareClass: String?, measuredAlone: [TestID: Bool] = [:],
                          contended: Set<TestID> = []) {
         if case .exited = done.ending, !done.result.suiteDurations.isEmpty {
             let start = max(0, (done.endedAt - done.startedAt) - done.result.suiteDurations.values.reduce(0, +))
-            overheads[done.slot.agent, default: (0, 0)].sum += start
-            overheads[done.slot.agent, default: (0, 0)].count += 1
+            overheads[done.agent, default: (0, 0)].sum += start
+            overheads[done.agent, default: (0, 0)].count += 1
         }
         finished.append(done)
         let destination = done.unit.destination
@@ -105,16 +105,16 @@ struct RunLedger: Sendable {
         // alone run's is, and baselines and trends see only that one. Its numbers stay in the attempt's issue.
         for m in done.result.measurements where !contended.contains(m.test) {
             // A measurement whose arrival the dispatcher did not see is not claimed to have been taken alone.
-            measurements.append(MeasurementRecord(destination: destination, agent: done.slot.agent, measurement: m,
+            measurements.append(MeasurementRecord(destination: destination, agent: done.agent, measurement: m,
                                                   hardwareClass: deviceClasses[destination] ?? agentHardwareClass,
                                                   measuredAlone: measuredAlone[m.test] ?? false))
         }
-        if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.slot.agent): \(problem)") }
+        if let problem = done.result.problem { warn("unit \(done.unit.id) on \(done.agent): \(problem)") }
     }
 
     /// What the unit left behind and will not run again: tests missing from its output (reported now) and tests
     /// abandoned past the re-queue budget.
-    mutating func record(_ after: UnitAftermath, of done: FinishedUnit) {
+    mutating func record(_ after: UnitAftermath, of done: UnitRecord) {
         for n in after.missing {
             testEnded(n.test, add(n.attempt, of: n.test, in: done), destination: done.unit.destination)
         }
@@ -123,7 +123,7 @@ struct RunLedger: Sendable {
 
     /// Keeps an attempt, stamped with its repetition and seed; returns it as kept.
     @discardableResult
-    private mutating func add(_ attempt: Attempt, of id: TestID, in done: FinishedUnit) -> Attempt {
+    private mutating func add(_ attempt: Attempt, of id: TestID, in done: UnitRecord) -> Attempt {
         var a = attempt
         a.repetition = done.unit.repetition(of: id)
         a.seed = runSeed.map { done.unit.seed(run: $0) }
@@ -192,7 +192,7 @@ struct RunLedger: Sendable {
     /// results, times and measurements are not the run's). Returns `victim`'s attempt there, stamped as a replay of
     /// `replayOf` (with its repetition and seed), for the dispatcher to judge and, if it finds the test
     /// order-dependent, to `count`.
-    mutating func recordCheck(_ done: FinishedUnit, victim: TestID, replayOf: Int) -> Attempt? {
+    mutating func recordCheck(_ done: UnitRecord, victim: TestID, replayOf: Int) -> Attempt? {
         var kept = done
         var victimAttempt = done.result.attempts[victim]
         victimAttempt?.replayOf = replayOf

@@ -109,7 +109,7 @@ struct SlotLoop: Sendable {
         var lost = false
         while transport.isUsable, let unit = await state.next(for: slot) {
             let configured = prepared.spec(unit.destination)?.destination ?? settings.destination
-            let done: FinishedUnit
+            let done: UnitRecord
             do throws(RunnerError) {
                 let destination = try await simulators.place(configured, retry: unit.items.contains { $0.retry > 0 })
                 done = await execution.run(unit, on: transport, binary: binaries[unit.destination] ?? "",

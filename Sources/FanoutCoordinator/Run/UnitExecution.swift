@@ -19,7 +19,7 @@ struct UnitExecution: Sendable {
     /// Runs one unit on one slot and collects what it produced. The process gets the slot's worker identity, and
     /// the destination's and agent's `environment:` expanded with it.
     func run(_ unit: WorkUnit, on transport: any Transport, binary: String, destination: Destination,
-             slot: SlotRef, identity: WorkerIdentity) async -> FinishedUnit {
+             slot: SlotRef, identity: WorkerIdentity) async -> UnitRecord {
         let start = clock.now()
         let runner = Runners.runner(for: unit.framework)
         let collector = UnitCollector(unit: unit, agent: transport.name)
@@ -36,8 +36,8 @@ struct UnitExecution: Sendable {
             command = try runner.command(for: unit, binary: binary, destination: destination)
         } catch {
             let ending = UnitEnding.failedToStart(error.description)
-            return FinishedUnit(unit: unit, slot: slot, startedAt: start, endedAt: now(), ending: ending, command: "",
-                                log: "", result: collector.finish(ending, diagnostics: ""))
+            return UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: start, endedAt: now(),
+                              ending: ending, result: collector.finish(ending, diagnostics: ""))
         }
         // Selective testing records what the tests used at run time: observed on local slots; a unit that ran
         // anywhere else leaves its targets under the safe rule, and so does one that measures performance (its
@@ -65,16 +65,16 @@ struct UnitExecution: Sendable {
     }
 
     /// A unit that could not start (its slot has no simulator): all of its tests go back to the queue.
-    func notStarted(_ unit: WorkUnit, slot: SlotRef, reason: String) -> FinishedUnit {
+    func notStarted(_ unit: WorkUnit, slot: SlotRef, reason: String) -> UnitRecord {
         let ending = UnitEnding.failedToStart(reason)
         let collector = UnitCollector(unit: unit, agent: slot.agent)
         let t = now()
-        return FinishedUnit(unit: unit, slot: slot, startedAt: t, endedAt: t, ending: ending, command: "", log: "",
-                            result: collector.finish(ending, diagnostics: ""))
+        return UnitRecord(unit: unit, agent: slot.agent, slot: slot.index, startedAt: t, endedAt: t, ending: ending,
+                          result: collector.finish(ending, diagnostics: ""))
     }
 
     private func run(_ unit: WorkUnit, command: Command, runner: any TestRunner, collector: UnitCollector,
-                     on transport: any Transport, slot: SlotRef, start: Double) async -> FinishedUnit {
+                     on transport: any Transport, slot: SlotRef, start: Double) async -> UnitRecord {
         var collector = collector
         let parser = runner.makeParser(for: unit)
         let expected = Set(unit.testIDs)
@@ -201,9 +201,9 @@ struct UnitExecution: Sendable {
                 for id in result.attempts.keys { result.attempts[id]?.cpuSeconds = run.cpuByTest[id] ?? 0 }
             }
         }
-        return FinishedUnit(unit: collector.unit.items.isEmpty ? unit : collector.unit, slot: slot, startedAt: start,
-                            endedAt: now(), ending: run.ending, command: command.description, log: run.log.text,
-                            result: result, usage: run.usage)
+        return UnitRecord(unit: collector.unit.items.isEmpty ? unit : collector.unit, agent: slot.agent, slot: slot.index,
+                          startedAt: start, endedAt: now(), ending: run.ending, command: command.description,
+                          log: run.log.text, result: result, usage: run.usage)
     }
 
     /// How often a running unit's watch looks at the clock, in milliseconds.

@@ -148,7 +148,7 @@ public struct RunReportAssembly: Sendable {
             id: u.unit.id, destination: u.unit.destination, framework: u.unit.framework, agent: u.agent,
             slot: u.slot, suites: u.unit.suiteDescriptions, testCount: u.unit.testCount,
             estimate: u.unit.estimate, startedAt: u.startedAt, duration: u.endedAt - u.startedAt,
-            ending: u.superseded ? UnitStop.twinFinishedFirst.ending : u.ending,
+            ending: u.superseded ? UnitStop.twinFinishedFirst.ending : u.ending.description,
             command: u.command, log: u.log, takenFrom: u.takenFrom,
             handedOver: u.handedOver > 0 ? u.handedOver : nil)
         report.cpuSeconds = u.usage?.cpuSeconds

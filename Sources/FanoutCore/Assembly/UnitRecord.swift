@@ -1,6 +1,7 @@
-/// What the report keeps of one unit that ended: where and when it ran, how it ended, and what it collected.
-/// The coordinator maps its own bookkeeping into this plain value, so a report is assembled (and tested) without
-/// any process.
+/// One unit that ended: where and when it ran, how it ended, and what it collected. Made once, by the coordinator
+/// as the unit's process ends; the dispatcher, the run's ledger and the report all read this same value (the
+/// report's ``UnitReport`` and the history's rows are projections of it), so a report is assembled (and tested)
+/// without any process.
 public struct UnitRecord: Sendable, Hashable {
     public var unit: WorkUnit
     public var agent: String
@@ -8,8 +9,8 @@ public struct UnitRecord: Sendable, Hashable {
     /// Seconds since the run started.
     public var startedAt: Double
     public var endedAt: Double
-    /// How its process ended, as the report says it (`exit 0`, `agent lost: …`).
-    public var ending: String
+    /// How its process ended (the report says it as text: `exit 0`, `agent lost: …`).
+    public var ending: UnitEnding
     /// Stopped because its twin (a straggler or its backup) finished first: its results are not counted.
     public var superseded: Bool
     /// Work stealing: the unit whose not-yet-started tests this unit took over, and how many of its own tests it
@@ -25,7 +26,7 @@ public struct UnitRecord: Sendable, Hashable {
     /// An order check: the test it replayed after the tests that preceded its failure.
     public var replayOf: TestID?
 
-    public init(unit: WorkUnit, agent: String, slot: Int, startedAt: Double, endedAt: Double, ending: String,
+    public init(unit: WorkUnit, agent: String, slot: Int, startedAt: Double, endedAt: Double, ending: UnitEnding,
                 superseded: Bool = false, takenFrom: Int? = nil, handedOver: Int = 0, command: String = "",
                 log: String = "", result: UnitResult, usage: ResourceUsage? = nil) {
         self.unit = unit

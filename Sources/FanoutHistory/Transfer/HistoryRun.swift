@@ -66,7 +66,8 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         self.measurements = measurements
     }
 
-    /// One test process of the run.
+    /// One test process of the run: what the history keeps of a report's ``UnitReport`` (no command, no log), made
+    /// only here (from a report, or from the store's rows), so it has no public initializer.
     public struct UnitRun: Codable, Sendable, Hashable {
         public var id: Int
         public var destination: String
@@ -88,27 +89,6 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         public var cores: Int?
         /// Its process ran tests at the same time (Swift Testing): positions are the order tests started.
         public var concurrent: Bool?
-
-        public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
-                    testCount: Int, estimate: Double?, startedAt: Double?, duration: Double?, ending: String,
-                    cpuSeconds: Double? = nil, peakMemoryBytes: Int64? = nil, cores: Int? = nil,
-                    concurrent: Bool? = nil) {
-            self.id = id
-            self.destination = destination
-            self.framework = framework
-            self.agent = agent
-            self.slot = slot
-            self.suites = suites
-            self.testCount = testCount
-            self.estimate = estimate
-            self.startedAt = startedAt
-            self.duration = duration
-            self.ending = ending
-            self.cpuSeconds = cpuSeconds
-            self.peakMemoryBytes = peakMemoryBytes
-            self.cores = cores
-            self.concurrent = concurrent
-        }
     }
 
     /// One class (or Swift Testing suite) on one destination: the samples class estimates come from.
