@@ -100,6 +100,11 @@ public protocol Transport: Sendable {
     /// Nil when the agent cannot tell.
     func resources() async -> AgentResources?
 
+    /// Keeps `command` for the agent to run should the coordinator die before the run ends (an SSH agent's
+    /// watchdog runs it as it reaps the run; e.g. deleting a simulator the run created). Local slots keep nothing:
+    /// there the coordinator's own machine is the agent.
+    func runIfCoordinatorGone(_ command: Command) async
+
     /// `fanout agents check`: reaches the agent and reports what a run would need of it (toolchain, disk, cores,
     /// dispatch latency over `latencyRuns` no-op commands), without deploying anything.
     func probe(latencyRuns: Int) async -> AgentProbe
@@ -167,6 +172,7 @@ extension Transport {
     public var environment: [String: String] { [:] }
     public var details: AgentDetails { AgentDetails() }
     public func resources() async -> AgentResources? { nil }
+    public func runIfCoordinatorGone(_ command: Command) async {}
     public func probe(latencyRuns: Int) async -> AgentProbe {
         AgentProbe(failure: "a \(kind) agent cannot be probed")
     }

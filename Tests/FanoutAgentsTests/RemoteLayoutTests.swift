@@ -159,6 +159,26 @@ import Testing
         #expect(await processIsGone(pid_t(pid) ?? 0))
     }
 
+    /// What a run keeps for its coordinator's death (a simulator's `simctl delete`) is run when the run is reaped:
+    /// here by another run finding its lease lapsed. Values with quotes and spaces reach the shell as they were.
+    @Test func whatARunKeepsForItsCoordinatorsDeathRunsWhenTheRunIsReaped() async throws {
+        _ = await sh(layout.prepareRun)
+        let marker = root + "/it's deleted"
+        for device in ["iPhone 16", "O'Brien's iPad"] {
+            let delete = Command(executable: "/bin/sh", arguments: ["-c", "printf '%s\\n' \"$1\" >> \"$2\"", "sh", device, marker])
+            let (e, _, err) = await sh(layout.runIfCoordinatorGone(delete))
+            #expect(e == .exited(0), "\(err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker), "kept, not run")
+        // The run's lease lapsed two minutes ago; another run on the agent reaps it.
+        let (touched, _, _) = await sh("touch -d '2 minutes ago' \(ShellQuote.quote(layout.lease))")
+        #expect(touched == .exited(0))
+        let (e, out, _) = await sh(try layout(run: "run-2").reapStale(seconds: 60))
+        #expect(e == .exited(0) && out.contains("run-1 0"), "\(out)")
+        #expect(try String(contentsOfFile: marker, encoding: .utf8) == "iPhone 16\nO'Brien's iPad\n")
+        #expect(!FileManager.default.fileExists(atPath: layout.runDir))
+    }
+
     // MARK: - Runs that share an agent
 
     /// Another user on the agent: the checks must refuse what it owns (this test runs as root, so it can chown).

@@ -8,9 +8,26 @@ public struct AgentFleet: Sendable {
     /// The product packed once for every SSH agent.
     private let archives: ProductArchives?
 
-    /// `routes`: each SSH agent's, in the order of `agents` (resolved once, by `OpenSSHResolver`); an agent without
-    /// one resolves its own.
-    public init(agents: [SSHAgentSpec], ssh: SSHSettings, routes: [SSHRoute] = [], localSlots: Int) {
+    /// How each SSH agent of a run is reached (its ~/.ssh/config alias, ProxyJump, keys, as OpenSSH resolves them),
+    /// in the order of the agents; resolved once, before anything is built, by ``resolveRoutes(of:ssh:)``.
+    public struct Routes: Sendable {
+        let routes: [SSHRoute]
+        /// No agent resolved ahead: each resolves its own as it connects.
+        public static let none = Routes(routes: [])
+    }
+
+    /// Resolves every agent's route; the first that does not resolve (a missing alias, a ProxyJump loop, a
+    /// ProxyCommand, keys that are not there) is the error, saying which agent and what to fix.
+    public static func resolveRoutes(of agents: [SSHAgentSpec], ssh: SSHSettings) async throws(AgentError) -> Routes {
+        let resolver = OpenSSHResolver(settings: ssh)
+        var routes: [SSHRoute] = []
+        for spec in agents { routes.append(try await resolver.resolve(spec, settings: ssh)) }
+        return Routes(routes: routes)
+    }
+
+    /// `routes`: each SSH agent's (``resolveRoutes(of:ssh:)``); an agent without one resolves its own.
+    public init(agents: [SSHAgentSpec], ssh: SSHSettings, routes: Routes = .none, localSlots: Int) {
+        let routes = routes.routes
         if agents.isEmpty {
             transports = [LocalTransport(slots: localSlots)]
             archives = nil

@@ -23,4 +23,23 @@ public struct AgentProbe: Sendable {
 
     /// Usable for a run: it answered and nothing is wrong with it.
     public var usable: Bool { failure == nil && problems.isEmpty }
+
+    /// `user@host:port`, with ` via bastion,…` when it is reached through jump hosts; nil when it does not resolve.
+    public var address: String? {
+        route.map { "\($0.target.endpoint)" + ($0.jumps.isEmpty ? "" : " via " + $0.jumps.map(\.name).joined(separator: ",")) }
+    }
+
+    /// `route: alias → user@host:port via …` then, per hop, its values with their sources (fanout.yml, the ssh
+    /// config, a default) and its notes; empty when the route does not resolve.
+    public var routeLines: [String] {
+        guard let route else { return [] }
+        var lines = ["route: \(route)"]
+        for (index, hop) in (route.jumps + [route.target]).enumerated() {
+            let role = index == route.jumps.count ? "agent" : "bastion"
+            let values = hop.sources.map { "\($0.key) \($0.value) (\($0.source))" }.joined(separator: ", ")
+            lines.append("  \(role) \(hop.name): \(values)")
+            for note in hop.notes { lines.append("  note: \(note)") }
+        }
+        return lines
+    }
 }

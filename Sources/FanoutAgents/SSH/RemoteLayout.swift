@@ -349,7 +349,12 @@ public struct RemoteLayout: Sendable, Hashable {
 
     /// The file in a run's folder that lists, as shell lines, how to delete each simulator the run created: the
     /// watchdog runs it when the coordinator is gone, since nobody else would delete them.
-    public static let simulatorsScript = "simulators.sh"
+    static let simulatorsScript = "simulators.sh"
+
+    /// Appends `command` to the run's ``simulatorsScript``, for the watchdog to run if the coordinator is gone.
+    public func runIfCoordinatorGone(_ command: Command) -> String {
+        "printf '%s\\n' \(q(command.shellLine())) >> \(q(runDir + "/" + Self.simulatorsScript))"
+    }
 
     /// Seconds since a file was last touched, by the agent's clock (GNU stat, else BSD stat); huge when it is gone.
     private static func age(_ file: String) -> String {
@@ -488,22 +493,4 @@ public struct RemoteLayout: Sendable, Hashable {
     }
 
     private func q(_ s: String) -> String { ShellQuote.quote(s) }
-}
-
-/// Problems with an agent, each saying what to fix.
-public enum AgentError: Error, Sendable, CustomStringConvertible {
-    case invalidConfig(String)
-    case unusable(agent: String, reason: String)
-    case deployFailed(agent: String, reason: String)
-    /// Connecting along the agent's route failed at one hop (a bastion or the agent itself).
-    case unreachable(agent: String, route: String, hop: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .invalidConfig(let why): why
-        case .unusable(let agent, let reason): "agent \(agent) is not usable: \(reason)"
-        case .deployFailed(let agent, let reason): "deploying the test product to \(agent) failed: \(reason)"
-        case let .unreachable(agent, route, hop, reason): "agent \(agent) (\(route)) cannot be reached: \(hop): \(reason)"
-        }
-    }
 }

@@ -373,6 +373,13 @@ public final class SSHTransport: Transport {
         return AgentResourcesProbe.parse(r.stdoutText)
     }
 
+    /// Appended to the run's list the watchdog runs when it reaps the run (``RemoteLayout/runIfCoordinatorGone(_:)``).
+    /// Best effort: with no connection or no run folder, there is nothing to reap either.
+    public func runIfCoordinatorGone(_ command: Command) async {
+        guard let layout = state.withLock({ $0.layout }), let c = try? await connection() else { return }
+        _ = try? await c.run(layout.runIfCoordinatorGone(command), timeout: 30)
+    }
+
     public func reset() async {
         let old = state.withLock { s -> SSHConnection? in
             let c = s.connection

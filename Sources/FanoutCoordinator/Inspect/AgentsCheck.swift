@@ -16,18 +16,6 @@ public enum AgentsCheck {
         public var route: [String] = []
     }
 
-    /// `agent  alias → user@host:port via …` then, per hop, its values with their sources.
-    static func routeLines(_ route: SSHRoute) -> [String] {
-        var lines = ["route: \(route)"]
-        for (index, hop) in (route.jumps + [route.target]).enumerated() {
-            let role = index == route.jumps.count ? "agent" : "bastion"
-            let values = hop.sources.map { "\($0.key) \($0.value) (\($0.source))" }.joined(separator: ", ")
-            lines.append("  \(role) \(hop.name): \(values)")
-            for note in hop.notes { lines.append("  note: \(note)") }
-        }
-        return lines
-    }
-
     /// Checks every agent; `latencyRuns` > 0 also measures dispatch latency (running `true` on the open connection).
     public static func run(settings: RunSettings, latencyRuns: Int = 0) async -> (Table, [Row]) {
         // One transport per configured agent, in order (with no agents configured, there is nothing to check).
@@ -49,10 +37,8 @@ public enum AgentsCheck {
     /// Probes the agent (`Transport.probe`: probing is the transport's job) and makes its row.
     static func check(_ spec: SSHAgentSpec, on transport: any Transport, latencyRuns: Int) async -> Row {
         let probe = await transport.probe(latencyRuns: latencyRuns)
-        let route = probe.route
-        let address = route.map { "\($0.target.endpoint)" + ($0.jumps.isEmpty ? "" : " via " + $0.jumps.map(\.name).joined(separator: ",")) }
-            ?? "\(spec.user ?? "?")@\(spec.host):\(spec.port.map(String.init) ?? "?")"
-        let lines = route.map(routeLines) ?? []
+        let address = probe.address ?? "\(spec.user ?? "?")@\(spec.host):\(spec.port.map(String.init) ?? "?")"
+        let lines = probe.routeLines
         if let failure = probe.failure {
             var cells = [spec.name, address, "-", "-", "-", "-", String(spec.slots), "UNUSABLE"]
             if latencyRuns > 0 { cells.insert("-", at: 7) }

@@ -56,26 +56,21 @@ public final class Coordinator: Sendable {
     }
 
     /// The agents of this run (`AgentFleet`: the config's SSH agents, else local slots), or those handed in.
-    private func makeFleet(routes: [SSHRoute]) -> AgentFleet {
+    private func makeFleet(routes: AgentFleet.Routes) -> AgentFleet {
         if let injected { return AgentFleet(transports: injected) }
         return AgentFleet(agents: settings.agents, ssh: settings.ssh, routes: routes, localSlots: settings.slots)
     }
 
     /// Every agent's route resolves (its ~/.ssh/config alias, ProxyJump, keys): a mistake there is bad input (exit 2),
     /// refused before anything is built. A route that resolves but cannot be reached is an unusable agent instead.
-    private func resolveRoutes() async throws(FanoutError) -> [SSHRoute] {
-        guard injected == nil else { return [] }
-        let resolver = OpenSSHResolver(settings: settings.ssh)
-        var routes: [SSHRoute] = []
-        for spec in settings.agents {
-            do {
-                routes.append(try await resolver.resolve(spec, settings: settings.ssh))
-            } catch {
-                throw FanoutError("\(error)", hint: "fix the agent in fanout.yml or its Host block in the ssh config; "
-                    + "`fanout agents check` shows how each agent is reached")
-            }
+    private func resolveRoutes() async throws(FanoutError) -> AgentFleet.Routes {
+        guard injected == nil else { return .none }
+        do {
+            return try await AgentFleet.resolveRoutes(of: settings.agents, ssh: settings.ssh)
+        } catch {
+            throw FanoutError("\(error)", hint: "fix the agent in fanout.yml or its Host block in the ssh config; "
+                + "`fanout agents check` shows how each agent is reached")
         }
-        return routes
     }
 
     /// Build, discover, estimate, split and plan, without running anything.

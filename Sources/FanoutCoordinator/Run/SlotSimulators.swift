@@ -39,8 +39,7 @@ struct SlotSimulators: Sendable {
             }
             udids[destination.name] = udid
             devices[destination.name] = (device, env)
-            _ = await transport.capture(SimulatorCommands.record(SimulatorCommands.delete(device, udid: udid, environment: env),
-                                                                 in: RemoteLayout.simulatorsScript), timeout: 30)
+            await transport.runIfCoordinatorGone(SimulatorCommands.delete(device, udid: udid, environment: env))
             try await run(SimulatorCommands.boot(device, udid: udid, environment: env), "booting simulator \(udid)")
             device.udid = udid
         }

@@ -43,13 +43,6 @@ public enum SimulatorCommands {
             """, environment)
     }
 
-    /// Appends `delete` to `script` in the current folder when that folder is an SSH agent's run folder (it holds
-    /// `pids/` and `lease`): the agent's watchdog runs the script if the coordinator dies, so that no simulator
-    /// outlives the run. Elsewhere (local slots) it does nothing.
-    public static func record(_ delete: Command, in script: String) -> Command {
-        shell("[ -d pids ] && [ -f lease ] && printf '%s\\n' \(ShellQuote.quote(delete.shellLine())) >> \(ShellQuote.quote(script)); true", [:])
-    }
-
     /// Through `/bin/sh`, so that the tools are found on the agent's PATH (local slots spawn without a shell).
     static func shell(_ script: String, _ environment: [String: String]) -> Command {
         Command(executable: "/bin/sh", arguments: ["-c", script], environment: environment)
