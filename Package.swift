@@ -68,6 +68,12 @@ let package = Package(
         .testTarget(name: "FanoutSSHTests", dependencies: ["FanoutSSH"], swiftSettings: strict),
         .testTarget(name: "FanoutQueueTests", dependencies: ["FanoutQueue", "FanoutTestSupport"], swiftSettings: strict),
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
+        // The Coordinator's fast tests: the dispatcher, the config, the run loop on scripted agents and a virtual
+        // clock, and the module map's rules; no process, no agent, no fixture build (under a minute on its own:
+        // `swift test --filter FanoutCoordinatorTests`).
+        .testTarget(name: "FanoutCoordinatorTests", dependencies: [
+            "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutTestSupport",
+        ], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",
             "FanoutSSH", "FanoutTestSupport", "FanoutQueue",

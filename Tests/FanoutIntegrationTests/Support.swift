@@ -1,12 +1,13 @@
 import FanoutAgents
 import FanoutCoordinator
 import FanoutCore
+import FanoutTestSupport
 import Foundation
 import Testing
 
-/// The repository root (this file is Tests/FanoutIntegrationTests/Support.swift).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+/// The repository root and temporary folders, shared with the other test targets (FanoutTestSupport).
+let repositoryRoot = FanoutTestSupport.repositoryRoot
+typealias TempDir = FanoutTestSupport.TempDir
 
 /// A fixture package's built test product: from its environment variable when set (scripts/test.sh builds the demo
 /// suite first), else built once here.
@@ -63,20 +64,6 @@ enum LongSuite {
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ d: String) { description = d }
-}
-
-/// A fresh folder under the system's temporary folder, removed when the test ends.
-final class TempDir: Sendable {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "fanout-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
 }
 
 /// Settings for a run of the demo suite that keeps its history and reports in `dir`.

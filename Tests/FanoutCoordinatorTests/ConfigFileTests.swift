@@ -1,6 +1,7 @@
 @testable import FanoutCoordinator
 import FanoutCore
 import FanoutRunners
+import FanoutTestSupport
 import Foundation
 import Testing
 
