@@ -83,7 +83,7 @@ struct MergeScaleResult: Codable, Sendable {
     var mergedTests: Int
     var exitCode: Int32?
 
-    var median: Double { walls.sorted()[walls.count / 2] }
+    var median: Double { medianOf(walls) }
     /// Exit 1: the synthetic shards hold failures on purpose; the merge must say so.
     var complete: Bool { mergedTests == shards * testsPerShard && exitCode == 1 }
 }

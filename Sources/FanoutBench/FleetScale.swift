@@ -1,4 +1,5 @@
 import ArgumentParser
+import FanoutCore
 import Foundation
 
 /// The coordinator against many SSH agents at once: 32 real sshd agents on loopback.
@@ -164,8 +165,5 @@ struct FleetScale: AsyncParsableCommand {
     }
 }
 
-func medianOf(_ values: [Double]) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let s = values.sorted()
-    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-}
+/// Core's median (`Statistics.median`), 0 when there is nothing to take it of.
+func medianOf(_ values: [Double]) -> Double { Statistics.median(values) ?? 0 }

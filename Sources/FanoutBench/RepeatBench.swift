@@ -101,9 +101,8 @@ struct RepeatBench: AsyncParsableCommand {
     }
 
     static func table(_ r: Results) -> String {
-        func median(_ xs: [Double]) -> Double { xs.sorted()[(xs.count - 1) / 2] }
         func cell(_ xs: [Double], _ format: (Double) -> String) -> String {
-            "\(format(median(xs))) (\(format(xs.min() ?? 0))-\(format(xs.max() ?? 0)))"
+            "\(format(medianOf(xs))) (\(format(xs.min() ?? 0))-\(format(xs.max() ?? 0)))"
         }
         let rounds = r.rounds
         var out = "| \(r.repetitions) repetitions of \(r.tests) tests (\(f2(r.serialTotal)) s serial), \(r.slots) slots | wall, "

@@ -30,11 +30,6 @@ import Testing
         return TestProduct(binary: dir + "/Tests.xctest")
     }
 
-    func sh(_ script: String) async -> (UnitEnding, String, String) {
-        let (e, o, r) = await LocalTransport(slots: 1).capture(Command(executable: "/bin/sh", arguments: ["-c", script]))
-        return (e, String(decoding: o, as: UTF8.self), String(decoding: r, as: UTF8.self))
-    }
-
     func mode(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
     }

@@ -25,11 +25,6 @@ import Testing
         layout = try RemoteLayout(workdir: folder.path + "/work dir", runID: "run-1")
     }
 
-    func sh(_ script: String) async -> (UnitEnding, String, String) {
-        let (e, o, r) = await LocalTransport(slots: 1).capture(Command(executable: "/bin/sh", arguments: ["-c", script]))
-        return (e, String(decoding: o, as: UTF8.self), String(decoding: r, as: UTF8.self))
-    }
-
     func makeArchive(_ contents: [String: String]) async throws -> (String, String) {
         let src = root + "/src-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: src, withIntermediateDirectories: true)

@@ -13,7 +13,6 @@ import Testing
 
     var layout: RemoteLayout { base.layout }
     var root: String { base.root }
-    func sh(_ script: String) async -> (UnitEnding, String, String) { await base.sh(script) }
     func macLike(_ script: String) throws -> String { try base.macLike(script) }
     func bsdToolsUsed() -> String { base.bsdToolsUsed() }
 

@@ -52,6 +52,14 @@ import Testing
         #expect(Estimator.percentile([1, 2], 0) == 1)
         #expect(Estimator.percentile([2, 1], 0.5) == 1.5)
     }
+
+    /// The one median (the benchmarks' figures too): the middle value, the mean of the middle two for an even count.
+    @Test func theMedianIsTheMiddleValue() {
+        #expect(Statistics.median([]) == nil)
+        #expect(Statistics.median([3.52, 3.44, 3.48]) == 3.48)
+        #expect(Statistics.median([4, 1, 3, 2]) == 2.5)
+        #expect(Statistics.median([7]) == 7)
+    }
 }
 
 // MARK: - Estimates from per-test history

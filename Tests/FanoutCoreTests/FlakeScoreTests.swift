@@ -29,28 +29,15 @@ import Testing
     /// probability about 95 % of the time, at the rates flaky tests have (seeded: the same draws every run).
     @Test(arguments: [0.02, 0.1, 0.3, 0.5])
     func theIntervalHoldsTheTrueRateAbout95PercentOfTheTime(p: Double) {
-        var rng = SplitMix(seed: 42)
+        var rng = SeededRandom(state: 42)
         let trials = 4000, attempts = 40
         var held = 0
         for _ in 0..<trials {
             var failures = 0
-            for _ in 0..<attempts where Double(rng.next() >> 11) / Double(1 << 53) < p { failures += 1 }
+            for _ in 0..<attempts where rng.unit() < p { failures += 1 }
             if FlakeScore.wilson(failures, of: attempts).contains(p) { held += 1 }
         }
         let coverage = Double(held) / Double(trials)
         #expect(coverage >= 0.92 && coverage <= 0.995, "p = \(p): \(coverage)")
-    }
-}
-
-/// SplitMix64: a small seeded generator.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -11,4 +11,8 @@ public enum Statistics {
         let upper = min(lower + 1, sorted.count - 1)
         return sorted[lower] + (sorted[upper] - sorted[lower]) * (rank - Double(lower))
     }
+
+    /// The middle value of `values` (the mean of the two middle ones for an even count: the 0.5 percentile); nil
+    /// when empty. Every median Fanout prints, the benchmarks' included, is this one.
+    public static func median(_ values: [Double]) -> Double? { percentile(values, 0.5) }
 }
