@@ -9,13 +9,27 @@ import Testing
 /// no test process, no SSH. The coordinator and the agents keep time on one `VirtualClock`, which jumps to the next
 /// deadline whenever the run has settled: the straggler (a unit must overrun its estimate by a second), the steals,
 /// the time limits and the re-admission back-off (a second) take virtual time, and no test waits for real time.
-/// The limit is three minutes, not one: the back-off test takes about 50 s of real time on 2 cores, and crossed a
-/// minute when other suites shared the cores (a deadline against hangs, not a speed test).
+/// The limit is three minutes: the back-off test took about 50 s of real time on 2 cores (10 s since the clock
+/// settles after 256 yields), and crossed a minute when other suites shared the cores (a deadline against hangs,
+/// not a speed test).
 @Suite(.timeLimit(.minutes(3))) struct ScriptedRunLoopTests {
     /// Runs `script` on these agents, the catalog handed straight to the coordinator (no discovery process).
     func run(_ script: Script, on agents: [ScriptedTransport], clock: VirtualClock,
              _ configure: (inout RunSettings) -> Void = { _ in },
              phase: @escaping @Sendable (String) -> Void = { _ in }) async throws -> FinishedRun {
+        let (coordinator, folder) = try coordinator(script, on: agents, clock: clock, configure, phase: phase)
+        // 256 quiet yields before time jumps: 4× the most seen to pass before a unit's output was read in a full
+        // test run, and half the clock's default, which made the backoff test alone take 55 s of this target's 60.
+        // (Seen to hold with both cores kept busy by other processes, 3 runs of 3.)
+        let finished = try await clock.run(settle: 256) { try await coordinator.run() }
+        withExtendedLifetime(folder) {}
+        return finished
+    }
+
+    /// The coordinator `run` drives (and the folder its run writes to, kept as long as the caller holds it).
+    func coordinator(_ script: Script, on agents: [ScriptedTransport], clock: VirtualClock,
+                     _ configure: (inout RunSettings) -> Void = { _ in },
+                     phase: @escaping @Sendable (String) -> Void = { _ in }) throws -> (Coordinator, TempDir) {
         let dir = try TempDir()
         let binary = dir.file("Scripted.xctest")
         _ = FileManager.default.createFile(atPath: binary, contents: Data(), attributes: [.posixPermissions: 0o755])
@@ -29,10 +43,58 @@ import Testing
                                       clock: clock, progress: { event in
                                           if case .phase(let text) = event { phase(text) }
                                       })
-        // 256 quiet yields before time jumps: 4× the most seen to pass before a unit's output was read in a full
-        // test run, and half the clock's default, which made the backoff test alone take 55 s of this target's 60.
-        // (Seen to hold with both cores kept busy by other processes, 3 runs of 3.)
-        return try await clock.run(settle: 256) { try await coordinator.run() }
+        return (coordinator, dir)
+    }
+
+    /// A run opens its timing history once, from preparation (estimates, the classes that measure) to recording:
+    /// the first run creates it at the end, the second reads it at the start and records into the same session.
+    @Test func aRunOpensItsHistoryOnce() async throws {
+        let history = try TempDir()
+        let script = Script.passing(classes: 4, tests: 2, seconds: 1)
+        for round in 1...2 {
+            let clock = VirtualClock()
+            let (coordinator, folder) = try coordinator(script, on: [ScriptedTransport(name: "a", slots: 2, script: script, clock: clock)],
+                                                        clock: clock) { $0.historyPath = history.file("history.sqlite") }
+            let finished = try await clock.run(settle: 256) { try await coordinator.run() }
+            withExtendedLifetime(folder) {}
+            expectEveryTestOnce(finished.report, script)
+            #expect(coordinator.history.opens == 1, "round \(round): opened \(coordinator.history.opens) times")
+            if round == 2 {
+                #expect(!finished.report.classes.isEmpty && finished.report.classes.allSatisfy { $0.estimateSource.contains("history") },
+                        "the second run's estimates came from the history: \(finished.report.classes.map(\.estimateSource))")
+            }
+        }
+    }
+
+    /// And no stage of a run opens the history by itself: only the session does (the run's stages live in Run/ and
+    /// Selective/; the inspection commands and `fanout bisect` are runs of their own).
+    @Test func onlyTheSessionOpensTheHistoryDuringARun() throws {
+        for folder in ["Run", "Selective"] {
+            let root = repositoryRoot.appendingPathComponent("Sources/FanoutCoordinator/" + folder)
+            let files = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasSuffix(".swift") }
+            #expect(files.count > 3)
+            for file in files where file != "HistorySession.swift" {
+                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+                #expect(!text.contains("HistoryStore.open("), "Sources/FanoutCoordinator/\(folder)/\(file) opens the history itself")
+            }
+        }
+    }
+
+    /// A session reads only a history that exists (reading creates none), opens it once, and says what opening
+    /// found once.
+    @Test func aHistorySessionOpensOnceAndCreatesNothingToRead() throws {
+        let dir = try TempDir()
+        let session = HistorySession(path: dir.file("h/history.sqlite"))
+        #expect(try session.existing() == nil)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("h/history.sqlite")) && session.opens == 0)
+        let store = try session.store()
+        #expect(try session.existing() === store && (try session.store()) === store && session.opens == 1)
+
+        // A corrupt file is moved aside at the open: said once.
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: dir.file("bad.sqlite")))
+        let bad = HistorySession(path: dir.file("bad.sqlite"))
+        _ = try bad.existing()
+        #expect(bad.takeNotes().count == 1 && bad.takeNotes().isEmpty)
     }
 
     /// Every scripted test is in the report exactly once, with an outcome.

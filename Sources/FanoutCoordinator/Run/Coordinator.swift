@@ -20,6 +20,8 @@ public final class Coordinator: Sendable {
     private let interruption = Mutex(RunExitCode.interrupted)
     /// Said in the console and kept in the report's warnings (queue mode's fallback to a static shard).
     private let notes: [String]
+    /// The run's one session with its timing history, from preparation to recording.
+    let history: HistorySession
 
     /// Says why the run is about to be cancelled (SIGTERM rather than SIGINT): the report's exit code follows it.
     public func noteInterruption(_ code: RunExitCode) {
@@ -39,6 +41,7 @@ public final class Coordinator: Sendable {
     init(settings: RunSettings, transports: [any Transport]?, discover: @escaping Discover,
          clock: any Clock<Duration> = ContinuousClock(), notes: [String] = [], progress: @escaping ProgressHandler) {
         self.settings = settings
+        history = HistorySession(path: settings.historyPath)
         self.notes = notes
         self.clock = clock
         self.injected = transports
@@ -52,7 +55,7 @@ public final class Coordinator: Sendable {
     }
 
     private var preparation: RunPreparation {
-        RunPreparation(settings: settings, slotCount: slotCount, discover: discover, progress: progress)
+        RunPreparation(settings: settings, slotCount: slotCount, discover: discover, history: history, progress: progress)
     }
 
     /// The agents of this run (`AgentFleet`: the config's SSH agents, else local slots), or those handed in.
@@ -282,6 +285,25 @@ public final class Coordinator: Sendable {
         var exit = RunExitCode(rawValue: report.exitCode) ?? .infrastructure
         exit = BaselineJudge.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
 
+        record(&report, interrupted: interrupted)
+
+        do {
+            let files = try ReportWriter().write(report, to: directory)
+            if let problem = JobSummary.publish(from: files, environment: ProcessInfo.processInfo.environment) {
+                progress(.warning(problem))
+            }
+            return FinishedRun(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
+        } catch {
+            report.warnings.append("the report could not be written: \(error)")
+            progress(.warning("the report could not be written: \(error)"))
+            return FinishedRun(report: report, reportDirectory: nil, files: [],
+                               exitCode: exit == .success ? .infrastructure : exit)
+        }
+    }
+
+    /// Record: the run into its history session (unless interrupted or `--no-record`), reading each measurement's
+    /// trend before and the flake scores after; selective testing's verdicts are kept even for an interrupted run.
+    private func record(_ report: inout RunReport, interrupted: Bool) {
         // Each measurement's trend is read before the run is recorded (a run is not its own past); a history that
         // does not exist yet has no past, and is not created for it when this run is not recorded.
         let historyExists = FileManager.default.fileExists(atPath: settings.historyPath)
@@ -292,8 +314,8 @@ public final class Coordinator: Sendable {
         let verdicts = report.selective?.verdicts ?? []
         if historyExists || records || !verdicts.isEmpty {
             do {
-                let (store, notes) = try HistoryStore.open(at: settings.historyPath)
-                report.warnings += notes
+                let store = try history.store()
+                report.warnings += history.takeNotes()
                 if readsTrends {
                     do {
                         try MeasurementTrends.fill(&report, from: store)
@@ -313,19 +335,6 @@ public final class Coordinator: Sendable {
                 report.warnings.append(records ? "the timing history was not updated: \(error)"
                                                : "the timing history could not be read (no trends, no flake scores): \(error)")
             }
-        }
-
-        do {
-            let files = try ReportWriter().write(report, to: directory)
-            if let problem = JobSummary.publish(from: files, environment: ProcessInfo.processInfo.environment) {
-                progress(.warning(problem))
-            }
-            return FinishedRun(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
-        } catch {
-            report.warnings.append("the report could not be written: \(error)")
-            progress(.warning("the report could not be written: \(error)"))
-            return FinishedRun(report: report, reportDirectory: nil, files: [],
-                               exitCode: exit == .success ? .infrastructure : exit)
         }
     }
 

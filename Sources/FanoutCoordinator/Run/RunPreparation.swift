@@ -14,17 +14,23 @@ struct RunPreparation: Sendable {
     /// Every slot of the run's agents.
     let slotCount: Int
     let discover: Discover
+    /// The run's one session with its timing history (``HistorySession``).
+    let history: HistorySession
     let progress: ProgressHandler
 
+    /// The stages, in the order of docs/ARCHITECTURE.md's diagram: select → build → discover → quarantine →
+    /// estimate (and split) → shard → repeat → plan. Each stage is a function below, named for what it does.
     func prepare() async throws(FanoutError) -> PreparedRun {
         let clock = ContinuousClock()
         let start = clock.now
         try settings.validate()
+        // Bad filters are bad input, said before anything is built.
         let filter = try ClassFilter(filters: settings.filters, skips: settings.skips)
         let destinations = try settings.activeDestinations()
         // Selective testing decides from the sources, before anything is built: when nothing changed, nothing is.
         var selective = settings.tracksInputs
-            ? try await SelectivePlan.make(settings: settings, destinations: destinations, progress: progress) : nil
+            ? try await SelectivePlan.make(settings: settings, destinations: destinations, history: history,
+                                         progress: progress) : nil
         if let plan = selective, plan.skipsEverything, settings.selective.alwaysRun.isEmpty {
             progress(.phase("selective: every test target is unchanged since its last full pass: nothing to build or run"))
             var prepared = PreparedRun(destinations: destinations, products: [:], catalogs: [:], items: [], shards: nil,
@@ -35,8 +41,49 @@ struct RunPreparation: Sendable {
             prepared.selective = plan
             return prepared
         }
+        let products = try await build(destinations)
+        var (catalogs, fullCatalogs) = try await discover(destinations, products: products, filter: filter)
+        let quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
+        catalogs = quarantine.catalogs
+        if var plan = selective {
+            try plan.applyAlwaysRun(settings.selective.alwaysRun, catalogs: fullCatalogs)
+            plan.catalog = fullCatalogs.mapValues { catalog in
+                catalog.suites.reduce(into: [:]) { byModule, suite in
+                    byModule[suite.id.module, default: []].formUnion(suite.tests.map { TestID(suite: suite.id, name: $0) })
+                }
+            }
+            let skips = plan.skips
+            for (name, catalog) in catalogs { catalogs[name] = catalog.filter { !skips($0.id.module, name) } }
+            selective = plan
+        }
+        var warnings: [String] = []
+        let (histories, measured) = readHistories(destinations.map(\.name), warnings: &warnings)
+        var items = try estimate(destinations, catalogs: catalogs, histories: histories, measured: measured,
+                                 quarantine: quarantine)
+        let shards = try shard(&items)
+        if let plan = selective {
+            // After the shards are cut, so that every CI job cuts the same shards whatever its history holds: a job
+            // skips only what it has a full pass on record for, and never runs another job's part.
+            let skips = plan.skips
+            items.removeAll { skips($0.suite.module, $0.destination) }
+            if plan.feedbackFirst { markFeedbackFirst(&items, plan: plan) }
+        }
+        items = repeatAndShuffle(items)
+        let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
+        let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
+        var prepared = PreparedRun(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
+                                   plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
+                                   slots: slotCount, preparation: (clock.now - start).seconds)
+        prepared.quarantine = quarantine.outcome
+        prepared.selective = selective
+        if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }
+        // Of a run split across CI jobs, the first shard reports the tests the quarantine kept from running.
+        if let shard = settings.shard, shard.index != 1 { prepared.quarantine.skipped = [] }
+        return prepared
+    }
 
-        // Each distinct build setting is built once; destinations that share one share its product.
+    /// Build: each distinct build setting once; destinations that share one share its product.
+    private func build(_ destinations: [DestinationSpec]) async throws(FanoutError) -> [String: TestProduct] {
         var builds: [String: TestProduct] = [:]
         var products: [String: TestProduct] = [:]
         for spec in destinations {
@@ -54,7 +101,12 @@ struct RunPreparation: Sendable {
             }
             products[spec.name] = builds[key]
         }
+        return products
+    }
 
+    /// Discover: each destination's tests, as found (`full`) and as the filters select them.
+    private func discover(_ destinations: [DestinationSpec], products: [String: TestProduct],
+                          filter: ClassFilter) async throws(FanoutError) -> (selected: [String: Catalog], full: [String: Catalog]) {
         var catalogs: [String: Catalog] = [:]
         var fullCatalogs: [String: Catalog] = [:]
         for spec in destinations {
@@ -74,22 +126,15 @@ struct RunPreparation: Sendable {
             catalogs[spec.name] = catalog
             fullCatalogs[spec.name] = full
         }
-        let quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
-        catalogs = quarantine.catalogs
-        if var plan = selective {
-            try plan.applyAlwaysRun(settings.selective.alwaysRun, catalogs: fullCatalogs)
-            plan.catalog = fullCatalogs.mapValues { catalog in
-                catalog.suites.reduce(into: [:]) { byModule, suite in
-                    byModule[suite.id.module, default: []].formUnion(suite.tests.map { TestID(suite: suite.id, name: $0) })
-                }
-            }
-            let skips = plan.skips
-            for (name, catalog) in catalogs { catalogs[name] = catalog.filter { !skips($0.id.module, name) } }
-            selective = plan
-        }
+        return (catalogs, fullCatalogs)
+    }
 
-        var warnings: [String] = []
-        let (histories, measured) = readHistories(destinations.map(\.name), warnings: &warnings)
+    /// Estimate and split: each destination's work items from its history, the tests that measure separated to run
+    /// alone, long classes split (unless kept whole or dealt by `--shuffle`), with what the history knows of each
+    /// class's CPU and memory.
+    private func estimate(_ destinations: [DestinationSpec], catalogs: [String: Catalog],
+                          histories: [String: TimingHistory], measured: [SuiteID: Set<String>],
+                          quarantine: QuarantinePlan) throws(FanoutError) -> [WorkItem] {
         let keepWhole = try ClassPatterns(settings.keepWhole, option: "keep_whole")
         let exclusive = try PerformanceClasses(settings: settings, measured: measured,
                                                fromSources: PerformanceClasses.measuringInSources(of: settings))
@@ -132,26 +177,29 @@ struct RunPreparation: Sendable {
             progress(.phase("measured alone, nothing else on their agent while they run: \(shown.joined(separator: ", "))"
                 + (alone.count > 5 ? " and \(alone.count - 5) more" : "")))
         }
-        var shards: [[WorkItem]]?
-        if let shard = settings.shard {
-            let all = items
-            shards = ShardPlanner.shards(all, count: shard.count)
-            items = shards?[shard.index - 1] ?? []
-            guard !items.isEmpty else {
-                throw FanoutError("shard \(shard) has nothing to run: the \(all.count) work items went to the other shards",
-                                  hint: "Use at most \(all.count) shards, or select more tests (`fanout plan --shards N` previews the split).")
-            }
-            progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
+        return items
+    }
+
+    /// Shard (`--shard I/N`): the items are cut into the build's shards and this job keeps its own; returns every
+    /// shard, nil without `--shard`.
+    private func shard(_ items: inout [WorkItem]) throws(FanoutError) -> [[WorkItem]]? {
+        guard let shard = settings.shard else { return nil }
+        let all = items
+        let shards = ShardPlanner.shards(all, count: shard.count)
+        items = shards[shard.index - 1]
+        guard !items.isEmpty else {
+            throw FanoutError("shard \(shard) has nothing to run: the \(all.count) work items went to the other shards",
+                              hint: "Use at most \(all.count) shards, or select more tests (`fanout plan --shards N` previews the split).")
         }
-        if let plan = selective {
-            // After the shards are cut, so that every CI job cuts the same shards whatever its history holds: a job
-            // skips only what it has a full pass on record for, and never runs another job's part.
-            let skips = plan.skips
-            items.removeAll { skips($0.suite.module, $0.destination) }
-            if plan.feedbackFirst { markFeedbackFirst(&items, plan: plan) }
-        }
+        progress(.phase("shard \(shard): \(items.count) of \(all.count) work items"))
+        return shards
+    }
+
+    /// Repeat (`--repeat N`: one copy of every item per repetition, each in processes of its own) and shuffle
+    /// (`--shuffle SEED`: classes dealt at random to processes).
+    private func repeatAndShuffle(_ items: [WorkItem]) -> [WorkItem] {
+        var items = items
         if settings.isRepeating {
-            // One copy of every item per repetition: each repetition runs in processes of its own.
             let once = items
             items = (1...settings.repetitions).flatMap { r in
                 once.map { item in
@@ -169,17 +217,7 @@ struct RunPreparation: Sendable {
                 + "(replay this order with --shuffle \(seed) and the same slots); inside a process XCTest runs its classes in the "
                 + "binary's order and Swift Testing runs suites at the same time: neither order can be chosen on Linux"))
         }
-        let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
-        let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
-        var prepared = PreparedRun(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
-                                   plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
-                                   slots: slotCount, preparation: (clock.now - start).seconds)
-        prepared.quarantine = quarantine.outcome
-        prepared.selective = selective
-        if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }
-        // Of a run split across CI jobs, the first shard reports the tests the quarantine kept from running.
-        if let shard = settings.shard, shard.index != 1 { prepared.quarantine.skipped = [] }
-        return prepared
+        return items
     }
 
     /// Reads the quarantine file and applies it: `skip` entries leave the catalogs, `mute` ones are remembered. An
@@ -208,8 +246,7 @@ struct RunPreparation: Sendable {
     /// recently, start first.
     private func markFeedbackFirst(_ items: inout [WorkItem], plan: SelectivePlan) {
         var failed: [String: Set<SuiteID>] = [:]
-        if FileManager.default.fileExists(atPath: settings.historyPath),
-           let (store, _) = try? HistoryStore.open(at: settings.historyPath) {
+        if let store = try? history.existing() {
             for d in Set(items.map(\.destination)) {
                 failed[d] = (try? store.recentlyFailedClasses(destination: d, runs: Self.feedbackRuns)) ?? []
             }
@@ -237,10 +274,9 @@ struct RunPreparation: Sendable {
         -> ([String: TimingHistory], [SuiteID: Set<String>])
     {
         var out = Dictionary(uniqueKeysWithValues: destinations.map { ($0, TimingHistory.empty($0)) })
-        guard FileManager.default.fileExists(atPath: settings.historyPath) else { return (out, [:]) }
         do {
-            let (store, notes) = try HistoryStore.open(at: settings.historyPath)
-            warnings += notes
+            guard let store = try history.existing() else { return (out, [:]) }
+            warnings += history.takeNotes()
             // Other destinations known to the history lend their times to classes never run on these.
             let known = Set(try store.recentRuns(limit: 50).flatMap(\.destinations)).union(destinations)
             for d in known { out[d] = try store.timingHistory(destination: d, window: settings.historyWindow) }

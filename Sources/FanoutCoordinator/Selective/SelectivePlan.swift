@@ -104,7 +104,7 @@ struct SelectivePlan: Sendable {
 
     /// Reads the package's graph, hashes every test target's inputs on each destination it can cover, and decides
     /// from the history which ones run.
-    static func make(settings: RunSettings, destinations: [DestinationSpec],
+    static func make(settings: RunSettings, destinations: [DestinationSpec], history: HistorySession? = nil,
                      progress: ProgressHandler) async throws(FanoutError) -> SelectivePlan {
         let clock = ContinuousClock()
         let start = clock.now
@@ -124,7 +124,8 @@ struct SelectivePlan: Sendable {
         }
         guard !covered.isEmpty else { return plan }
         do {
-            try await plan.decide(settings: settings, covered: covered, progress: progress)
+            try await plan.decide(settings: settings, covered: covered,
+                                  history: history ?? HistorySession(path: settings.historyPath), progress: progress)
         } catch where error.exitCode == .usage {
             throw error
         } catch {
@@ -141,7 +142,7 @@ struct SelectivePlan: Sendable {
     }
 
     /// Reads the graph, hashes each covered destination's test targets and decides each one from the history.
-    private mutating func decide(settings: RunSettings, covered: [DestinationSpec],
+    private mutating func decide(settings: RunSettings, covered: [DestinationSpec], history: HistorySession,
                                  progress: ProgressHandler) async throws(FanoutError) {
         var plan = self
         defer { self = plan }
@@ -187,10 +188,10 @@ struct SelectivePlan: Sendable {
                               hint: "Test targets: \(graph.testTargets.map(\.name).joined(separator: ", ")).")
         }
 
-        let history = Self.readHistory(settings.historyPath, destinations: covered.map(\.name), notes: &plan.notes)
+        let runs = Self.readHistory(history, destinations: covered.map(\.name), notes: &plan.notes)
         let byName = try ClassPatterns(settings.selective.alwaysRun, option: "selective.always_run")
         for fp in plan.fingerprints {
-            let rows = history[fp.destination]?[fp.target] ?? []
+            let rows = runs[fp.destination]?[fp.target] ?? []
             // A pass whose run-time inputs were observed is compared on those paths as they are now.
             var now: [String: TargetFingerprint] = [:]
             // Only the rows the policy reads: those newer than the newest failure.
@@ -228,11 +229,10 @@ struct SelectivePlan: Sendable {
         }
     }
 
-    private static func readHistory(_ path: String, destinations: [String],
+    private static func readHistory(_ history: HistorySession, destinations: [String],
                                     notes: inout [String]) -> [String: [String: [TargetRun]]] {
-        guard FileManager.default.fileExists(atPath: path) else { return [:] }
         do {
-            let (store, _) = try HistoryStore.open(at: path)
+            guard let store = try history.existing() else { return [:] }
             return try store.targetRuns(destinations: destinations)
         } catch {
             notes.append("selective testing could not read the history (\(error)): every test target runs")
