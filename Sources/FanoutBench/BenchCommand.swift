@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "fanout-bench",
         abstract: "Benchmarks of Fanout: generated suites against the alternatives, simulation at scale, a 32-agent fleet.",
         subcommands: [Generate.self, RunSuite.self, Shards.self, Simulate.self, FleetScale.self, MergeScale.self,
-                      ReportPage.self, Report.self, RealSuites.self, RepeatBench.self,
+                      ReportPage.self, BenchReport.self, RealSuites.self, RepeatBench.self,
                       SelectiveBench.self, SelectiveMutations.self, PerformanceSuites.self, QueueScale.self, QueueJobsBench.self])
 }
 

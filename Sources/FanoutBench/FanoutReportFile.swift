@@ -23,7 +23,7 @@ struct FanoutReportFile: Decodable {
         var kind: String
         var message: String
     }
-    struct Result: Decodable {
+    struct TestEntry: Decodable {
         var id: ID
         var outcome: String
         var attempts: [Attempt]
@@ -48,7 +48,7 @@ struct FanoutReportFile: Decodable {
         var deployedBytes: Int?
         var deploySeconds: Double?
     }
-    struct Plan: Decodable {
+    struct PlanEntry: Decodable {
         var slots: Int
         var lowerBound: Double
         var predictedMakespan: Double
@@ -72,13 +72,13 @@ struct FanoutReportFile: Decodable {
         var measuredAlone: Bool?
     }
 
-    var results: [Result]
+    var results: [TestEntry]
     /// Every `measure {}` result (absent in reports written before Fanout kept them).
     var measurements: [Measured]?
     var classes: [Class]
     var units: [Unit]
     var agents: [Agent]
-    var plan: Plan
+    var plan: PlanEntry
     var timing: Timing
     var exitCode: Int
     var warnings: [String]
@@ -113,17 +113,17 @@ struct FanoutReportFile: Decodable {
     }
 
     /// A test's outcome, with the first issue of its last attempt as evidence.
-    struct Verdict: Sendable {
+    struct TestVerdict: Sendable {
         var verdict: String
         var evidence: String?
     }
 
     /// Outcome per test, `Module.Suite/name`.
-    var verdicts: [String: Verdict] {
-        var out: [String: Verdict] = [:]
+    var verdicts: [String: TestVerdict] {
+        var out: [String: TestVerdict] = [:]
         for r in results {
             let issue = r.attempts.last?.issues?.first.map { "\($0.kind): \(String($0.message.prefix(300)))" }
-            out["\(r.id.suite.qualified)/\(r.id.name)"] = Verdict(verdict: r.outcome, evidence: issue)
+            out["\(r.id.suite.qualified)/\(r.id.name)"] = TestVerdict(verdict: r.outcome, evidence: issue)
         }
         return out
     }

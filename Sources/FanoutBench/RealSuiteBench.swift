@@ -36,7 +36,7 @@ struct RealSuites: AsyncParsableCommand {
             let bench = RealSuiteBench(package: package, dir: common.dir + "/real", fanout: common.fanout, slots: slots,
                                        repeats: repeats, oracleRounds: oracleRounds ?? repeats)
             var result = try await bench.run()
-            let m = await Report.machine(repo: common.repo)
+            let m = await BenchReport.machine(repo: common.repo)
             result.measured = "\(m.date), commit \(m.commit)"
             if let jsonDir { try JSONFiles.write(result, to: "\(jsonDir)/real-\(package.name).json") }
             print(MarkdownReport.realSuiteSection(result))
@@ -300,7 +300,7 @@ struct RealSuiteBench {
         return out
     }
 
-    static func compare(_ verdicts: [String: FanoutReportFile.Verdict], oracle: [String: SwiftTestVerdicts.Case],
+    static func compare(_ verdicts: [String: FanoutReportFile.TestVerdict], oracle: [String: SwiftTestVerdicts.Case],
                         run: String) -> [VerdictDisagreement] {
         compare(verdicts.mapValues(\.verdict), oracle: oracle, run: run, evidence: verdicts.compactMapValues(\.evidence))
     }

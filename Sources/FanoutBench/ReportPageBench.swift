@@ -87,7 +87,7 @@ struct ReportPage: AsyncParsableCommand {
             }
         }
         let result = ReportPageResult(
-            command: command, machine: await Report.machine(repo: repository.repo),
+            command: command, machine: await BenchReport.machine(repo: repository.repo),
             loadAverage: "\(loadBefore) before, \(Self.loadAverage()) after",
             chromium: await Processes.run(chromium, ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines),
             tests: report.results.count, failures: report.counts.failures, reportBytes: try size(reportPath),

@@ -18,7 +18,7 @@ extension ReportCommand {
         var out: String
 
         mutating func run() async throws {
-            let (code, problems) = try ReportMerge.merge(reports, into: out)
+            let (code, problems) = try ReportMergeStep.merge(reports, into: out)
             for p in problems { Terminal.err("error: \(p)") }
             print("Merged \(reports.count) report\(reports.count == 1 ? "" : "s") into \(out) (exit \(code))")
             throw ExitCode(code)

@@ -74,10 +74,10 @@ import Testing
         let waiting = Task { await state.next(for: b) }
         // 1.2 s is the first moment the rule allows a twin (0.2 s estimate + 1 s overrun); the slot looks at 0.25,
         // 0.5, … and goes back to waiting each time until then.
-        try await until("slot b waits") { await state.idle["b"] == 1 ? clock.sleeping == 1 : false }
+        try await until("slot b waits") { await state.dispatch.idle["b"] == 1 ? clock.sleeping == 1 : false }
         for _ in 0..<4 {
             clock.advance(by: .milliseconds(250))
-            try await until("slot b looks again and waits") { await state.idle["b"] == 1 ? clock.sleeping == 1 : false }
+            try await until("slot b looks again and waits") { await state.dispatch.idle["b"] == 1 ? clock.sleeping == 1 : false }
             #expect(await state.running.count == 1, "no twin before 1.2 s")
         }
         clock.advance(by: .milliseconds(250))
@@ -124,7 +124,7 @@ import Testing
         // Every test belongs to exactly one unit: the original keeps some, each part the tests it did not hand over
         // again to a later part (parts may be cut again), and parts not yet taken wait for a slot.
         var owned = kept
-        for part in parts + (await state.stolenParts) {
+        for part in parts + (await state.dispatch.stolenParts) {
             let again = await state.handedOverTests(part.id)
             owned += part.testIDs.filter { !again.contains($0) }
         }

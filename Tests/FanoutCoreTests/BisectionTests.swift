@@ -8,7 +8,7 @@ import Testing
 
     /// Runs the search where the victim fails after all tests of any set in `causes`; counts the processes.
     func search(_ n: Int, causes: [Set<Int>], repeats: Int = 1, maxPolluters: Int = 3,
-                flakyPassEvery: Int? = nil, other: Int? = nil) async -> (Bisection.Result, Int) {
+                flakyPassEvery: Int? = nil, other: Int? = nil) async -> (Bisection.Finding, Int) {
         let before = Self.tests(n)
         let index = Dictionary(uniqueKeysWithValues: before.enumerated().map { ($1, $0) })
         let count = Mutex(0)

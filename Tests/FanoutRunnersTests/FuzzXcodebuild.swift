@@ -84,7 +84,7 @@ struct XcodebuildCorpus: Sendable {
     /// What a unit of the bundle's tests prints: its console lines in xcodebuild's form, then the bundle between
     /// the marker lines. The console calls the first failed test passed and the last test crashes, so the bundle
     /// has a verdict to correct and one to add.
-    static func unitOutput(_ results: [XCResultParser.Result], bundle: [UInt8]) -> [UInt8] {
+    static func unitOutput(_ results: [XCResultParser.BundleTest], bundle: [UInt8]) -> [UInt8] {
         var out = "Test Suite 'Selected tests' started at 2026-01-11 14:12:06.123.\n"
         var corrected = false
         for (i, r) in results.enumerated() {
@@ -116,7 +116,7 @@ struct XcodebuildCorpus: Sendable {
 /// A Test Case node of a generated result bundle and what `XCResultParser` must read from it (nil: nothing).
 struct BundleCase {
     var json: String
-    var result: XCResultParser.Result?
+    var result: XCResultParser.BundleTest?
 }
 
 /// A test of a generated xcodebuild stream: where it is, and what its console lines said.
@@ -383,7 +383,7 @@ extension FuzzShard {
         if rng.chance(75) {
             // The bundle: mostly the console's verdicts, some corrected, a test missing, one of another unit.
             var cases: [BundleCase] = []
-            var bundled: [TestID: XCResultParser.Result] = [:]
+            var bundled: [TestID: XCResultParser.BundleTest] = [:]
             for test in plan where rng.chance(92) {
                 var status = rng.pick([TestStatus.passed, .failed, .skipped])
                 if let console = test.consoleStatus, rng.chance(80) { status = console }
@@ -574,7 +574,7 @@ extension FuzzShard {
         case "Skipped": .skipped
         default: nil
         }
-        let read = XCResultParser.Result(target: target, suite: test.suitePath.joined(separator: "/"), name: test.bundleName,
+        let read = XCResultParser.BundleTest(target: target, suite: test.suitePath.joined(separator: "/"), name: test.bundleName,
                                         status: bundleStatus ?? .passed, duration: seconds, issues: issues,
                                         skipReason: bundleStatus == .skipped ? skipReason : nil)
         return BundleCase(json: object(fields), result: bundleStatus == nil ? nil : read)
@@ -583,7 +583,7 @@ extension FuzzShard {
     /// A whole `test-results tests` JSON of these cases, grouped by target and suite as xcresulttool does, with
     /// nodes the reader must pass over (a case outside any suite or bundle, an unnamed bundle, other node types),
     /// and the results it must give, in order.
-    mutating func resultTree(_ cases: [BundleCase], target: String? = nil) -> (json: String, expected: [XCResultParser.Result]) {
+    mutating func resultTree(_ cases: [BundleCase], target: String? = nil) -> (json: String, expected: [XCResultParser.BundleTest]) {
         var targets: [String] = []
         var groups: [String: [(suite: String, cases: [BundleCase])]] = [:]
         for c in cases {
@@ -601,11 +601,11 @@ extension FuzzShard {
                 groups[r.target, default: []].append((suite: r.suite, cases: [c]))
             }
         }
-        var expected: [XCResultParser.Result] = []
+        var expected: [XCResultParser.BundleTest] = []
         var bundles: [String] = []
         for t in targets {
             var suites: [String] = []
-            var results: [[XCResultParser.Result]] = []
+            var results: [[XCResultParser.BundleTest]] = []
             for group in groups[t] ?? [] {
                 var node = "[" + group.cases.map(\.json).joined(separator: ",") + "]"
                 for name in group.suite.split(separator: "/", omittingEmptySubsequences: false).reversed() {
@@ -652,7 +652,7 @@ extension FuzzShard {
     mutating func fuzzResultBundle() {
         result.bundles += 1
         var bytes: [UInt8]
-        var expected: [XCResultParser.Result]?
+        var expected: [XCResultParser.BundleTest]?
         let roll = rng.below(20)
         switch roll {
         case 0..<6, 12..<15:

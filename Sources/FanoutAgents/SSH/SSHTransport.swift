@@ -38,12 +38,12 @@ public final class SSHTransport: Transport {
         /// Samples what the running units consume while the connection lives.
         var sampler: Task<Void, Never>?
         /// The units running now: where their samples go, and the latest sample of each.
-        var running: [Int: RunningUnit] = [:]
+        var running: [Int: UnitStream] = [:]
         /// Things worth telling the user, from preparing the agent (stale runs reaped).
         var notices: [String] = []
     }
 
-    struct RunningUnit {
+    struct UnitStream {
         let events: AsyncStream<ProcessEvent>.Continuation
         var usage: ResourceUsage?
     }
@@ -271,7 +271,7 @@ public final class SSHTransport: Transport {
         let (unit, layout, connection, lost) = state.withLock { s -> (Int, RemoteLayout?, SSHConnection?, String?) in
             s.nextUnit += 1
             if s.layout != nil, s.connection != nil, s.lost == nil {
-                s.running[s.nextUnit] = RunningUnit(events: continuation)
+                s.running[s.nextUnit] = UnitStream(events: continuation)
             }
             return (s.nextUnit, s.layout, s.connection, s.lost)
         }

@@ -92,7 +92,7 @@ public struct QuarantineProposal: Sendable {
 
     public init() {}
 
-    public struct Result: Sendable, Hashable {
+    public struct Proposal: Sendable, Hashable {
         public var added: [QuarantineEntry] = []
         public var released: [QuarantineEntry] = []
         /// Flaky tests over the threshold that already have an entry.
@@ -103,12 +103,12 @@ public struct QuarantineProposal: Sendable {
 
     /// Reads the history and the quarantine file; writes the file unless `dryRun`.
     public func apply(historyPath: String, quarantinePath: String, settings: RunSettings, today: String,
-                      dryRun: Bool) throws(FanoutError) -> Result {
+                      dryRun: Bool) throws(FanoutError) -> Proposal {
         guard FileManager.default.fileExists(atPath: historyPath) else {
             throw FanoutError("no timing history at \(historyPath)", hint: "Run `fanout run` first, or point --history at the file.")
         }
         var quarantine = try QuarantineFile.load(quarantinePath)
-        var result = Result()
+        var result = Proposal()
         let store: HistoryStore
         let stats: [FlakyStat]
         do {

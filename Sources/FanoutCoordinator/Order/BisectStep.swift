@@ -202,7 +202,7 @@ struct Replayer: Sendable {
         try Runners.runner(for: replay.framework).command(for: unit(before: before), binary: binary, destination: destination)
     }
 
-    func check(before: [TestID], deadline: ContinuousClock.Instant) async -> (verdict: Bisection.Verdict, text: String) {
+    func check(before: [TestID], deadline: ContinuousClock.Instant) async -> (verdict: Bisection.Answer, text: String) {
         let unit = unit(before: before)
         let runner = Runners.runner(for: replay.framework)
         let command: Command
@@ -257,7 +257,7 @@ public struct BisectReport: Sendable, Codable {
     /// Tests that preceded it in its process.
     public var predecessors: Int
     public var concurrent: Bool
-    public var result: Bisection.Result
+    public var result: Bisection.Finding
     /// Runs the test after its polluters (or after nothing when none was named): the failure, reproduced by hand.
     public var replayCommand: String
     public var warnings: [String]

@@ -28,14 +28,14 @@ public struct QueueReportStep: Sendable {
         self.historyPath = historyPath
     }
 
-    public struct Outcome: Sendable {
+    public struct Written: Sendable {
         public var report: RunReport
         public var missing: [String]
         public var files: [String]
         public var exitCode: Int32
     }
 
-    public func run(progress: @escaping @Sendable (String) -> Void) async throws(FanoutError) -> Outcome {
+    public func run(progress: @escaping @Sendable (String) -> Void) async throws(FanoutError) -> Written {
         let location: QueueLocation
         do {
             location = try QueueLocation(url)
@@ -104,7 +104,7 @@ public struct QueueReportStep: Sendable {
                                 drained: state.drained, finishedAt: Date())
     }
 
-    private func write(_ merged: QueueMerge.Merged, to out: URL, progress: @escaping @Sendable (String) -> Void) throws(FanoutError) -> Outcome {
+    private func write(_ merged: QueueMerge.Merged, to out: URL, progress: @escaping @Sendable (String) -> Void) throws(FanoutError) -> Written {
         var report = merged.report
         if let historyPath {
             do {
@@ -121,7 +121,7 @@ public struct QueueReportStep: Sendable {
             if let problem = JobSummary.publish(from: files, environment: ProcessInfo.processInfo.environment) {
                 progress("warning: \(problem)")
             }
-            return Outcome(report: report, missing: merged.missing, files: files.map(\.path), exitCode: report.exitCode)
+            return Written(report: report, missing: merged.missing, files: files.map(\.path), exitCode: report.exitCode)
         } catch {
             throw FanoutError("the merged report could not be written: \(error)", hint: "Choose another folder with --out.",
                               exitCode: .infrastructure)

@@ -43,7 +43,7 @@ extension Dispatcher {
     func takeOrderCheck(for slot: SlotRef, serving destinations: Set<String>, now: Double) -> WorkUnit? {
         guard let i = pendingChecks.firstIndex(where: { destinations.contains($0.destination) }) else { return nil }
         let unit = pendingChecks.remove(at: i)
-        running[unit.id] = Running(unit: unit, start: now, agent: slot.agent, twin: nil, isBackup: false)
+        running.start(Running(unit: unit, start: now, agent: slot.agent))
         return unit
     }
 
@@ -80,7 +80,7 @@ extension Dispatcher {
         checksMade[key, default: 0] += 1
         var items = WorkItem.replaying(before + [check.victim], framework: check.framework, destination: check.destination)
         for i in items.indices { items[i].retry = retry }
-        let unit = scheduler.makeUnit(items)
+        let unit = dispatch.makeUnit(items)
         checkUnits[unit.id] = check
         pendingChecks.append(unit)
         wakeAll()
@@ -165,7 +165,7 @@ extension Dispatcher {
         return await withCheckedContinuation { stepWaiters[id] = $0 }
     }
 
-    private func searchEnded(_ key: RunLedger.ResultKey, _ result: Bisection.Result) {
+    private func searchEnded(_ key: RunLedger.ResultKey, _ result: Bisection.Finding) {
         searching[key.destination, default: 1] -= 1
         if searching[key.destination] == 0 { searching[key.destination] = nil }
         if var finding = ledger.orderDependence[key] {

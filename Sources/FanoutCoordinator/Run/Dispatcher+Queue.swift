@@ -26,9 +26,7 @@ extension Dispatcher {
         where unservedDestinations[destination] == nil && agents.isSubset(of: retiredAgents) {
             unservedDestinations[destination] = "no agent of this job was left to serve destination \(destination) "
                 + "(see the warnings for each agent)"
-            let parts = stolenParts.filter { $0.destination == destination }
-            stolenParts.removeAll { $0.destination == destination }
-            for item in scheduler.remove(where: { $0.destination == destination }) + parts.flatMap(\.items) {
+            for item in dispatch.remove(destination: destination) {
                 if let number = item.queueItem { unservedItems.insert(number) }
             }
         }
@@ -51,7 +49,7 @@ extension Dispatcher {
         for item in items where unservedDestinations[item.destination] != nil {
             if let number = item.queueItem { unservedItems.insert(number) }
         }
-        scheduler.requeue(runnable)
+        dispatch.requeue(runnable)
         reportStatus()
         wakeAll()
     }
@@ -64,8 +62,8 @@ extension Dispatcher {
 
     /// How many items the feed should reserve now: a slot waits and nothing is queued here.
     var demand: Int {
-        guard !stopped, scheduler.isEmpty, stolenParts.isEmpty else { return 0 }
-        return idle.values.reduce(0, +)
+        guard !stopped, scheduler.isEmpty, dispatch.stolenParts.isEmpty else { return 0 }
+        return dispatch.idle.values.reduce(0, +)
     }
 
     /// Queue items none of whose work is queued, running or waiting here any more (their leftovers, retries and stolen
@@ -75,7 +73,7 @@ extension Dispatcher {
         guard !stopped, !openQueueItems.isEmpty else { return [] }
         var busy = Set(scheduler.queuedItems.compactMap(\.queueItem))
         for r in running.values { busy.formUnion(r.unit.items.compactMap(\.queueItem)) }
-        for part in stolenParts { busy.formUnion(part.items.compactMap(\.queueItem)) }
+        for part in dispatch.stolenParts { busy.formUnion(part.items.compactMap(\.queueItem)) }
         let settled = openQueueItems.keys.filter { !busy.contains($0) }.sorted()
         return settled.map { number in
             let keys = openQueueItems.removeValue(forKey: number) ?? []

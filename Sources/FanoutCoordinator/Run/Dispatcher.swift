@@ -1,17 +1,21 @@
 import FanoutCore
 import Foundation
 
-/// The run's dispatcher: the queue, the units running and the slots waiting for work, twins of stragglers and
-/// steals (Dispatcher+Stealing), CPU-aware admission (Dispatcher+Capacity). What the units produced goes to its
-/// `RunLedger`. One actor owns both; slot tasks ask it for work and hand finished units back. It keeps time with
-/// the run's `RunClock`: idle slots look again every `lookAgain` of it.
+/// The run's dispatcher: the owner of Core's `DispatchState` (the queue rules as a plain value: what a free slot
+/// takes, steals, twins of stragglers, CPU-aware admission, a unit's end) and of the slots waiting for work. What the
+/// units produced goes to its `RunLedger`. One actor owns both; slot tasks ask it for work and hand finished units
+/// back. It keeps time with the run's `RunClock`: idle slots look again every `lookAgain` of it.
 actor Dispatcher {
-    // The queue and the units running.
-    var scheduler: Scheduler
-    var running: [Int: Running] = [:]
-    /// Slots waiting for work: their continuations, and how many per agent.
+    /// The queue, the units running, the agents taking work.
+    var dispatch: DispatchState
+    /// The units running, and the rules that read them (measuring holds, capacity, steal candidates).
+    var running: RunningUnits {
+        get { dispatch.running }
+        _modify { yield &dispatch.running }
+    }
+    var scheduler: Scheduler { dispatch.scheduler }
+    /// Slots waiting for work: their continuations.
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    var idle: [String: Int] = [:]
     private(set) var stopped = false
     private var timerArmed = false
     let clock: RunClock
@@ -25,33 +29,19 @@ actor Dispatcher {
     private let untilFailure: Bool
     private(set) var huntOver = false
 
-    // Stragglers: twins stop each other through their cancellers; a unit in `superseded` lost to its twin.
-    let straggler = StragglerPolicy()
+    /// Stragglers: twins stop each other through their cancellers.
     private var cancellers: [Int: @Sendable () -> Void] = [:]
-    private var superseded: Set<Int> = []
 
-    /// Work stealing (Dispatcher+Stealing.swift): tests each running unit handed over, parts waiting for an idle
-    /// slot, test times seen so far in this run (per destination and class), and every steal for the report.
-    var handedOver: [Int: Set<TestID>] = [:]
-    var stolenParts: [WorkUnit] = []
-    var observed: [String: (sum: Double, count: Int)] = [:]
-    var steals: [StealReport] = []
+    /// Every steal, for the report.
+    var steals: [StealReport] { dispatch.steals }
 
-    /// Measured alone (Dispatcher+Measuring.swift): the units that ended on each agent while others there may still
-    /// be measuring, and whether each unit's measurements were taken alone.
-    var endedSpans: [String: [AgentSpan]] = [:]
-    var measuredAlone: [Int: [TestID: Bool]] = [:]
     /// Tests run again alone after a measurement beside other work failed (once each).
     var remeasured: Set<TestID> = []
 
-    // The agents: which are alive, what each serves, its hardware class, and its cores and memory as it reported
-    // them when it was admitted.
-    private var liveAgents: Set<String> = []
-    var serves: [String: Set<String>] = [:]
+    /// Each agent's hardware class.
     private var hardware: [String: String] = [:]
-    private(set) var resources: [String: AgentResources] = [:]
-    /// CPU-aware packing (Dispatcher+Capacity.swift, the rule is `CapacityPolicy`); nil: off.
-    let capacity: CapacityPolicy?
+    /// The agents' cores and memory as they reported them when admitted.
+    var resources: [String: AgentResources] { running.resources }
 
     /// Queue mode (Dispatcher+Queue.swift): the build's queue may still give work (slots wait rather than end), and
     /// the tests of each queue item taken whose verdicts are not all in yet.
@@ -83,34 +73,7 @@ actor Dispatcher {
     var bisectDeadline: Double?
     let bisectBudget: Double
 
-    /// A unit running on a slot, as the dispatcher tracks it.
-    struct Running {
-        var unit: WorkUnit
-        var start: Double
-        var agent: String
-        /// The other copy of a straggler and its backup.
-        var twin: Int?
-        var isBackup: Bool
-        /// Tests this process has started, and the one it runs now (since when).
-        var started: Set<TestID> = []
-        var current: (test: TestID, since: Double)?
-        var takenFrom: Int?
-        /// Cores it used between its last two CPU samples, the last sample, and its peak memory so far.
-        var cpuRate: Double?
-        var lastUsage: (cpu: Double, at: Double)?
-        var peakMemory: Int64?
-        /// It printed a measurement: its agent takes nothing else until it ends.
-        var measuring = false
-
-        init(unit: WorkUnit, start: Double, agent: String, twin: Int?, isBackup: Bool, takenFrom: Int? = nil) {
-            self.unit = unit
-            self.start = start
-            self.agent = agent
-            self.twin = twin
-            self.isBackup = isBackup
-            self.takenFrom = takenFrom
-        }
-    }
+    typealias Running = RunningUnits.Entry
 
     init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int, clock: RunClock,
          deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(), runSeed: Int? = nil,
@@ -119,76 +82,54 @@ actor Dispatcher {
         ledger = RunLedger(items: items, deviceClasses: deviceClasses, runSeed: runSeed, progress: progress)
         self.clock = clock
         self.untilFailure = untilFailure
-        self.capacity = capacity
         self.retries = retries
-        self.scheduler = scheduler
+        dispatch = DispatchState(scheduler: scheduler, capacity: capacity)
         self.requeueBudget = requeueBudget
         self.slots = slots
         self.progress = progress
     }
 
-    /// The next unit for a free slot. Waits while other units still run (they may give work back); nil when the
-    /// run is over for this slot.
+    /// The next unit for a free slot (the rules are Core's `DispatchState`; order checks come after the run's own
+    /// work, before copies and steals of it). Waits while other units still run (they may give work back); nil when
+    /// the run is over for this slot.
     func next(for slot: SlotRef) async -> WorkUnit? {
         while true {
             if stopped || huntOver || Task.isCancelled { return nil }
-            // Retries avoid the agent their test failed on while another agent is alive to take them.
-            let alone = liveAgents.subtracting([slot.agent]).isEmpty
             let t = clock.now()
-            let destinations = serves[slot.agent] ?? []
-            let mine = running.values.filter { $0.agent == slot.agent }
-            // An exclusive unit has its agent to itself; it starts only on an agent with nothing running. While it, or
-            // a unit that has printed measurements, runs, nothing else starts there (Dispatcher+Measuring.swift).
-            let agentIsIdle = mine.isEmpty
-            let held = isHeldForMeasuring(slot.agent)
-            if !held, let part = takeStolenPart(for: slot, serving: destinations, now: t) { return part }
-            let machine = machineState(of: slot.agent)
-            let fits: (WorkItem) -> Bool = { [capacity] item in
-                guard let capacity, let machine else { return true }
-                // `feedback_first` work is waited for by a person: it may share a core, never overfill memory.
-                return capacity.admits(share: item.startsFirst == true ? nil : item.cpuShare, memory: item.peakMemory,
-                                       on: machine)
+            let overhead = overhead(on: slot.agent)
+            if let unit = dispatch.queued(for: slot.agent, now: t, overhead: overhead) { return unit }
+            let destinations = dispatch.serving(slot.agent)
+            if !running.isHeldForMeasuring(slot.agent), let check = takeOrderCheck(for: slot, serving: destinations, now: t) {
+                return check
             }
-            if !held, let unit = scheduler.next(now: t, overhead: overhead(on: slot.agent), accepts: {
-                destinations.contains($0.destination) && (alone || $0.avoidAgent != slot.agent)
-                    && (!$0.exclusive || agentIsIdle) && fits($0)
-            }) {
-                running[unit.id] = Running(unit: unit, start: t, agent: slot.agent, twin: nil, isBackup: false)
-                return unit
+            let choice = dispatch.spare(for: slot.agent, now: t, overhead: overhead,
+                                        moreMayCome: feedOpen || checksPending(for: destinations), checks: Set(checkUnits.keys))
+            say(dispatch.takeEvents())
+            switch choice {
+            case .run(let unit): return unit
+            case .done: return nil
+            case .wait: break
             }
-            // Order checks and bisection steps come after the run's own work, before copies and steals of it.
-            if !held, let check = takeOrderCheck(for: slot, serving: destinations, now: t) { return check }
-            if running.isEmpty && !feedOpen && !checksPending(for: destinations) { return nil }
-            // A machine whose cores are all busy gains nothing from another copy or piece of computing work.
-            let saturated = capacity != nil && machine?.isSaturated == true
-            if !held, let part = steal(for: slot, serving: destinations, now: t, computingAllowed: !saturated) { return part }
-            if !held, !saturated, let backup = backUpStraggler(for: slot, now: t, alone: alone) { return backup }
             armTimer()
-            idle[slot.agent, default: 0] += 1
+            dispatch.idle[slot.agent, default: 0] += 1
             await withCheckedContinuation { waiters.append($0) }
-            idle[slot.agent, default: 1] -= 1
+            dispatch.idle[slot.agent, default: 1] -= 1
         }
     }
 
-    /// An idle slot with nothing queued: start a copy of a unit that runs far past its estimate, if it pays.
-    private func backUpStraggler(for slot: SlotRef, now: Double, alone: Bool) -> WorkUnit? {
-        // A unit that computes is making progress: a copy beside it on the same machine would only share its cores.
-        // Until its first CPU samples say whether it computes, it gets no copy there either.
-        let here = machine(of: slot.agent)
-        let candidates = running.values.map {
-            RunningUnit(id: $0.unit.id, start: $0.start, estimate: $0.unit.estimate, agent: $0.agent,
-                        excluded: $0.twin != nil || $0.isBackup || checkUnits[$0.unit.id] != nil
-                            || (capacity != nil && resources[$0.agent] != nil && machine(of: $0.agent) == here
-                                && ($0.cpuRate == nil || isComputing($0))))
+    /// Tells what the queue did (a steal wakes the other idle slots: parts wait for them).
+    private func say(_ events: [DispatchState.Event]) {
+        for event in events {
+            switch event {
+            case let .stole(steal, agent):
+                progress(.phase("unit \(steal.from) on \(agent): \(steal.tests) test\(steal.tests == 1 ? "" : "s") it had not started go to "
+                    + "\(steal.to.count) idle slot\(steal.to.count == 1 ? "" : "s") (its work expected to end in "
+                    + "\(formatSeconds(steal.expectedBefore)) → \(formatSeconds(steal.expectedAfter)))"))
+                wakeAll()
+            case let .backedUp(unit, agent, ranFor, estimate, backup, on):
+                progress(.phase("unit \(unit) on \(agent) runs \(formatSeconds(ranFor)) against an estimate of \(formatSeconds(estimate)): backup unit \(backup) on \(on)"))
+            }
         }
-        guard let id = straggler.pick(candidates, now: now, queueEmpty: scheduler.isEmpty, idleAgent: slot.agent,
-                                      otherAgentsAlive: !alone),
-              let original = running[id] else { return nil }
-        let backup = scheduler.makeUnit(original.unit.items)
-        running[backup.id] = Running(unit: backup, start: now, agent: slot.agent, twin: id, isBackup: true)
-        running[id]?.twin = backup.id
-        progress(.phase("unit \(id) on \(original.agent) runs \(formatSeconds(now - original.start)) against an estimate of \(formatSeconds(original.unit.estimate)): backup unit \(backup.id) on \(slot.agent)"))
-        return backup
     }
 
     /// How often idle slots look again while a unit runs that could still get a twin.
@@ -211,7 +152,7 @@ actor Dispatcher {
 
     /// Lets the twin of a unit stop it if the twin finishes first.
     func setCanceller(_ unit: Int, _ cancel: @escaping @Sendable () -> Void) {
-        if superseded.contains(unit) { cancel() } else { cancellers[unit] = cancel }
+        if dispatch.superseded.contains(unit) { cancel() } else { cancellers[unit] = cancel }
     }
 
     /// Mean start-up cost of a test process measured on this agent (unit time minus the suites' own time).
@@ -219,24 +160,21 @@ actor Dispatcher {
 
     /// Work is queued or running: a lost agent is worth re-admitting.
     var hasWork: Bool {
-        !stopped && (!scheduler.isEmpty || !running.isEmpty || !stolenParts.isEmpty || feedOpen
-            || !pendingChecks.isEmpty || !searching.isEmpty)
+        !stopped && (dispatch.hasWork || feedOpen || !pendingChecks.isEmpty || !searching.isEmpty)
     }
 
     /// An agent is deployed, takes work for these destinations, and is of this hardware class.
     func agentReady(_ name: String, serves destinations: Set<String>, hardwareClass: String?,
                     resources: AgentResources? = nil) {
-        liveAgents.insert(name)
-        serves[name] = destinations
+        dispatch.agentReady(name, serves: destinations, resources: resources)
         if let hardwareClass { hardware[name] = hardwareClass }
-        if let resources { self.resources[name] = resources }
         wakeAll()
     }
 
     /// An agent stopped taking work (unusable, lost, or done): waiting slots look again (a retry that avoided an
     /// agent may now have only that one left).
     func agentGone(_ name: String) {
-        liveAgents.remove(name)
+        dispatch.agentGone(name)
         wakeAll()
     }
 
@@ -274,12 +212,11 @@ actor Dispatcher {
     /// given up); its twin, if it still runs, is stopped; waiting slots look again.
     func complete(_ finishedUnit: UnitRecord) {
         var done = finishedUnit
-        let me = running.removeValue(forKey: done.unit.id)
+        let check = checkUnits.removeValue(forKey: done.unit.id)
+        let ended = dispatch.ended(done.unit.id, at: done.endedAt, counts: check == nil)
+        let (me, alone) = (ended.entry, ended.measuredAlone)
         cancellers[done.unit.id] = nil
-        if let me { agentSpanEnded(done.unit.id, agent: me.agent, start: me.start, end: done.endedAt) }
-        if let check = checkUnits.removeValue(forKey: done.unit.id) {
-            measuredAlone[done.unit.id] = nil
-            handedOver[done.unit.id] = nil
+        if let check {
             orderCheckEnded(done, check)
             progress(.unitEnded(unit: done.unit.id, agent: done.agent, ending: done.ending.description,
                                 duration: done.endedAt - done.startedAt))
@@ -287,18 +224,14 @@ actor Dispatcher {
             wakeAll()
             return
         }
-        let alone = measuredAlone.removeValue(forKey: done.unit.id) ?? [:]
         done.takenFrom = me?.takenFrom
-        done.handedOver = handedOver.removeValue(forKey: done.unit.id)?.count ?? 0
-        if superseded.contains(done.unit.id) {
+        done.handedOver = ended.handedOver.count
+        if ended.superseded {
             ledger.superseded(done)
             wakeAll()
             return
         }
-        if let twin = me?.twin, running[twin] != nil {
-            superseded.insert(twin)
-            cancellers.removeValue(forKey: twin)?()
-        }
+        if let twin = ended.twinToStop { cancellers.removeValue(forKey: twin)?() }
         // A measure test that failed XCTest's deviation rule beside other work runs again, alone (not a retry).
         let remeasure = stopped || huntOver ? [] : RemeasurePolicy().items(for: done.unit, result: done.result,
                                                                            measuredAlone: alone, alreadyRemeasured: remeasured)
@@ -309,7 +242,7 @@ actor Dispatcher {
                                   stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget),
                                   retry: RetryPolicy(retries: retries), remeasured: contended)
         ledger.record(after, of: done)
-        scheduler.requeue(after.requeue + remeasure)
+        dispatch.requeue(after.requeue + remeasure)
         // Order checks follow a run's own retries: none in queue mode (a failure goes back to the queue) or under
         // `--repeat` (retries are off there), whatever the retry numbers of the items.
         if !stopped && !huntOver && retries > 0 { scheduleOrderChecks(after: done) }
@@ -321,8 +254,7 @@ actor Dispatcher {
         // repetition before the failing one has run.
         if untilFailure, !huntOver, done.result.attempts.contains(where: { $0.value.outcome.isFailure }) {
             huntOver = true
-            let dropped = scheduler.drain()
-            stolenParts.removeAll()
+            let dropped = dispatch.drain()
             progress(.phase("--until-failure: a test failed in unit \(done.unit.id) on \(done.agent); "
                 + "\(dropped) queued item\(dropped == 1 ? "" : "s") will not run"))
         }
@@ -334,8 +266,7 @@ actor Dispatcher {
 
     /// The progress line, its ETA from the estimates of the work queued and running.
     func reportStatus() {
-        let runningWork = running.values.reduce(0.0) { $0 + $1.unit.estimate }
-        progress(ledger.status(work: scheduler.remainingWork + runningWork, slots: slots))
+        progress(ledger.status(work: dispatch.remainingWork, slots: slots))
     }
 
     func wakeAll() {

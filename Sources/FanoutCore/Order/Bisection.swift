@@ -12,7 +12,7 @@
 /// chance, not fails by it). So the number of processes is at most `repeats` × the steps (`bound`).
 public struct Bisection: Sendable {
     /// What one process of a step said of the test.
-    public enum Verdict: Sendable, Hashable {
+    public enum Answer: Sendable, Hashable {
         case fails
         case passes
         /// It ended otherwise (crashed where it failed, did not run, the process could not start): the search stops.
@@ -47,7 +47,7 @@ public struct Bisection: Sendable {
         case inconclusive
     }
 
-    public struct Result: Sendable, Hashable, Codable {
+    public struct Finding: Sendable, Hashable, Codable {
         public var conclusion: Conclusion
         /// The polluters found, in the order they ran (for `inconclusive`/`outOfBudget`: those found so far).
         public var polluters: [TestID]
@@ -84,15 +84,15 @@ public struct Bisection: Sendable {
     /// `confirmed`: the failure after all predecessors and the pass alone are already known (a run's order check
     /// saw both): the search starts narrowing at once.
     public func run(predecessors: [TestID], confirmed: Bool = false, inBudget: @Sendable () -> Bool,
-                    check: @Sendable ([TestID]) async -> Verdict) async -> Result {
+                    check: @Sendable ([TestID]) async -> Answer) async -> Finding {
         var steps: [Step] = []
         let bound = bound(predecessors: predecessors.count)
 
         /// One step: the test after these predecessors (indices into `predecessors`, run in their order).
-        func judge(_ indices: [Int], _ purpose: String) async -> Verdict? {
+        func judge(_ indices: [Int], _ purpose: String) async -> Answer? {
             let before = indices.sorted().map { predecessors[$0] }
             var runs = 0
-            var verdict = Verdict.passes
+            var verdict = Answer.passes
             while runs < repeats {
                 guard inBudget() else {
                     if runs > 0 { steps.append(Step(number: steps.count + 1, purpose: purpose, before: before,
@@ -111,11 +111,11 @@ public struct Bisection: Sendable {
             steps.append(Step(number: steps.count + 1, purpose: purpose, before: before, result: text, runs: runs))
             return verdict
         }
-        func finish(_ conclusion: Conclusion, _ found: [Int], _ message: String) -> Result {
-            Result(conclusion: conclusion, polluters: found.sorted().map { predecessors[$0] }, steps: steps,
+        func finish(_ conclusion: Conclusion, _ found: [Int], _ message: String) -> Finding {
+            Finding(conclusion: conclusion, polluters: found.sorted().map { predecessors[$0] }, steps: steps,
                    bound: bound, message: message)
         }
-        func stopped(_ verdict: Verdict?, _ found: [Int]) -> Result? {
+        func stopped(_ verdict: Answer?, _ found: [Int]) -> Finding? {
             switch verdict {
             case nil:
                 return finish(.outOfBudget, found, "the time budget ran out after \(steps.count) steps")
@@ -146,8 +146,8 @@ public struct Bisection: Sendable {
     }
 
     /// The polluters one at a time, from the end (see the type's comment).
-    private func narrow(_ all: [Int], judge: ([Int], String) async -> Verdict?, stopped: (Verdict?, [Int]) -> Result?,
-                        finish: (Conclusion, [Int], String) -> Result) async -> Result {
+    private func narrow(_ all: [Int], judge: ([Int], String) async -> Answer?, stopped: (Answer?, [Int]) -> Finding?,
+                        finish: (Conclusion, [Int], String) -> Finding) async -> Finding {
         var found: [Int] = []
         // Candidates: the predecessors before the earliest polluter found so far. Invariant: the test fails after
         // all candidates plus `found`, and passes after `found` alone.

@@ -8,7 +8,7 @@ import Foundation
 /// display string in the Mac's locale (`0,18s`, `1m 14s`): read only when `durationInSeconds` is absent.
 public enum XCResultParser {
     /// One test's verdict in the bundle.
-    public struct Result: Sendable, Hashable {
+    public struct BundleTest: Sendable, Hashable {
         /// The test target (the suite's module).
         public var target: String
         /// The class or suite; nested Swift Testing suites joined by `/`.
@@ -40,7 +40,7 @@ public enum XCResultParser {
         var testNodes: [Node]?
     }
 
-    public static func parse(_ bytes: [UInt8]) throws(Failure) -> [Result] {
+    public static func parse(_ bytes: [UInt8]) throws(Failure) -> [BundleTest] {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let start = text.firstIndex(of: "{") else { throw Failure(reason: "no JSON") }
         guard !JSONNesting.exceedsLimit(text[start...]) else { throw Failure(reason: "the JSON nests too deeply") }
@@ -50,12 +50,12 @@ public enum XCResultParser {
         } catch {
             throw Failure(reason: "not the JSON of `xcresulttool get test-results tests` (\(error))")
         }
-        var out: [Result] = []
+        var out: [BundleTest] = []
         for node in root.testNodes ?? [] { collect(node, target: nil, suites: [], into: &out) }
         return out
     }
 
-    private static func collect(_ node: Node, target: String?, suites: [String], into out: inout [Result]) {
+    private static func collect(_ node: Node, target: String?, suites: [String], into out: inout [BundleTest]) {
         switch node.nodeType {
         case "Unit test bundle", "UI test bundle":
             for child in node.children ?? [] { collect(child, target: node.name, suites: [], into: &out) }
@@ -70,7 +70,7 @@ public enum XCResultParser {
             var name = node.name ?? ""
             if let id = node.nodeIdentifier, let slash = id.lastIndex(of: "/") { name = String(id[id.index(after: slash)...]) }
             guard !name.isEmpty else { return }
-            out.append(Result(target: target, suite: suites.joined(separator: "/"), name: name, status: result.status,
+            out.append(BundleTest(target: target, suite: suites.joined(separator: "/"), name: name, status: result.status,
                               duration: seconds(node), issues: result.issues, skipReason: result.skipReason))
         default:
             for child in node.children ?? [] { collect(child, target: target, suites: suites, into: &out) }

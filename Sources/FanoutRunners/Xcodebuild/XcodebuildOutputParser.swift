@@ -189,9 +189,9 @@ public struct XcodebuildOutputParser: OutputParser {
 
     /// The bundle's verdicts for the unit's tests the console did not end, or ended otherwise, or skipped without a
     /// reason the bundle has.
-    private mutating func reconcile(_ results: [XCResultParser.Result]) -> [TestEvent] {
-        var byName: [String: XCResultParser.Result] = [:]
-        var bySuite: [String: XCResultParser.Result] = [:]
+    private mutating func reconcile(_ results: [XCResultParser.BundleTest]) -> [TestEvent] {
+        var byName: [String: XCResultParser.BundleTest] = [:]
+        var bySuite: [String: XCResultParser.BundleTest] = [:]
         for r in results {
             // `Target/Class/method()`: XCTest methods appear with `()` in bundles, not in `-only-testing:`.
             byName["\(r.target)/\(r.suite)/\(r.name)"] = r

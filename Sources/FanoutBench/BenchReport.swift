@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 
-struct Report: AsyncParsableCommand {
+struct BenchReport: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "report",
         abstract: "Write BENCHMARKS.md, the ratio chart and README's figures from one benchmark run's results.",
         discussion: """
             From a results folder (`--results`, as scripts/bench.sh --full leaves it) it also writes the data file \

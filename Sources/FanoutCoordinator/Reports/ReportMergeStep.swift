@@ -4,7 +4,7 @@ import FanoutReports
 
 /// `fanout report merge`: the report.json files of a run's shards read, merged into one report, and written in
 /// every format.
-public enum ReportMerge {
+public enum ReportMergeStep {
     /// Merges the report.json files (or folders holding one) of a run's shards and writes the merged report into
     /// `directory` in every format. Returns the merged report's exit code and why it cannot be trusted, if so.
     public static func merge(_ paths: [String], into directory: String) throws(FanoutError) -> (exitCode: Int32, problems: [String]) {
