@@ -72,7 +72,7 @@ let package = Package(
         // clock, and the module map's rules; no process, no agent, no fixture build (under a minute on its own:
         // `swift test --filter FanoutCoordinatorTests`).
         .testTarget(name: "FanoutCoordinatorTests", dependencies: [
-            "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutTestSupport",
+            "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutHistory", "FanoutRunners", "FanoutTestSupport",
         ], swiftSettings: strict),
         .testTarget(name: "FanoutIntegrationTests", dependencies: [
             "FanoutCoordinator", "FanoutAgents", "FanoutCore", "FanoutRunners", "FanoutHistory", "FanoutReports",

@@ -1,5 +1,6 @@
 @testable import FanoutCoordinator
 import FanoutCore
+import FanoutHistory
 import FanoutTestSupport
 import Foundation
 import Synchronization
@@ -59,6 +60,12 @@ import Testing
             withExtendedLifetime(folder) {}
             expectEveryTestOnce(finished.report, script)
             #expect(coordinator.history.opens == 1, "round \(round): opened \(coordinator.history.opens) times")
+            // Closed when the run ended: the file alone holds every run so far (what a CI cache copies).
+            let path = history.file("history.sqlite")
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "round \(round): the write-ahead log is left over")
+            let copy = history.file("copy-\(round).sqlite")
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            #expect(try HistoryStore.open(at: copy).store.recentRuns(limit: 10).count == round)
             if round == 2 {
                 #expect(!finished.report.classes.isEmpty && finished.report.classes.allSatisfy { $0.estimateSource.contains("history") },
                         "the second run's estimates came from the history: \(finished.report.classes.map(\.estimateSource))")

@@ -12,7 +12,7 @@ struct AgentServer: Sendable {
     let settings: RunSettings
     let prepared: PreparedRun
     let runID: String
-    let state: Dispatcher
+    let dispatcher: Dispatcher
     let progress: ProgressHandler
     /// Runs each unit a slot is given.
     let execution: UnitExecution
@@ -39,7 +39,7 @@ struct AgentServer: Sendable {
         if !stale.isEmpty {
             stale = await Self.delete(stale)
             if !stale.isEmpty {
-                await state.warn("agent \(transport.name) was lost with simulators of this run on it: delete them there "
+                await dispatcher.warn("agent \(transport.name) was lost with simulators of this run on it: delete them there "
                     + "(xcrun simctl list devices | grep 'fanout \(runID) ')")
             }
         }
@@ -70,22 +70,22 @@ struct AgentServer: Sendable {
                 }
             } catch {
                 guard admitted else {
-                    await state.warn("agent \(transport.name) is not usable and is skipped: \(error)")
+                    await dispatcher.warn("agent \(transport.name) is not usable and is skipped: \(error)")
                     return false
                 }
-                guard attempts < backoff.count, await state.hasWork else {
-                    await state.warn("agent \(transport.name) did not come back (\(error)); the run went on without it")
+                guard attempts < backoff.count, await dispatcher.hasWork else {
+                    await dispatcher.warn("agent \(transport.name) did not come back (\(error)); the run went on without it")
                     return tookWork
                 }
-                await state.clock.pause(for: .seconds(backoff[attempts]))
+                await dispatcher.clock.pause(for: .seconds(backoff[attempts]))
                 attempts += 1
                 continue
             }
-            for notice in transport.takeNotices() { await state.warn(notice) }
+            for notice in transport.takeNotices() { await dispatcher.warn(notice) }
             stale = await Self.delete(stale)
             // Interrupted meanwhile: nothing more is set up (what is due is torn down at the end).
             if Task.isCancelled { break }
-            if await state.stopped { break }
+            if await dispatcher.stopped { break }
             let serves = Set(binaries.keys)
             // The agent is back: what its lost session owed runs first, then its set-up as on a first admission.
             due = await tearDown(due, on: transport, serves: due.isEmpty ? serves : due.serves)
@@ -94,7 +94,7 @@ struct AgentServer: Sendable {
             if !lostNow, hooks.has(.agent, .setUp) {
                 due.agent = hooks.has(.agent, .tearDown)
                 let setUp = await hooks.run(.agent, .setUp, on: transport, serves: serves)
-                await state.hookEnded(setUp)
+                await dispatcher.hookEnded(setUp)
                 lostNow = !transport.isUsable
                 if setUp?.status != .passed, !lostNow {
                     due = await tearDown(due, on: transport, serves: serves)
@@ -104,7 +104,7 @@ struct AgentServer: Sendable {
                 due.agent = hooks.has(.agent, .tearDown)
             }
             if !lostNow {
-                if admitted { await state.warn("agent \(transport.name) is back and takes work again") }
+                if admitted { await dispatcher.warn("agent \(transport.name) is back and takes work again") }
                 let details = transport.details
                 if let seconds = details.deploySeconds, let bytes = details.deployedBytes {
                     progress(.phase("\(transport.name) ready in \(formatSeconds(seconds)): "
@@ -112,34 +112,34 @@ struct AgentServer: Sendable {
                 }
                 admitted = true
                 attempts = 0
-                let ending = await SlotLoop(settings: settings, prepared: prepared, runID: runID, state: state,
+                let ending = await SlotLoop(settings: settings, prepared: prepared, runID: runID, dispatcher: dispatcher,
                                             execution: execution, transport: transport, binaries: binaries, hooks: hooks)
-                    .run { [state] in
-                        await state.agentReady(transport.name, serves: serves, hardwareClass: await transport.hardwareClass(),
+                    .run { [dispatcher] in
+                        await dispatcher.agentReady(transport.name, serves: serves, hardwareClass: await transport.hardwareClass(),
                                                resources: await transport.resources())
                     }
                 stale += ending.stale
                 tookWork = tookWork || ending.ready
                 lostSettingUp = ending.ready ? 0 : lostSettingUp
                 due.slots += ending.teardownsDue
-                await state.agentGone(transport.name)
+                await dispatcher.agentGone(transport.name)
                 lostNow = ending.lost || !transport.isUsable
                 if !lostNow { due = await tearDown(due, on: transport, serves: serves) }
                 if lostNow, !ending.ready { lostSettingUp += 1 }
             } else {
                 lostSettingUp += 1
             }
-            guard lostNow, await state.hasWork else { break }
+            guard lostNow, await dispatcher.hasWork else { break }
             if lostSettingUp > 0 {
                 guard lostSettingUp < backoff.count else {
-                    await state.warn("agent \(transport.name) was lost while setting up \(lostSettingUp) times in a row: "
+                    await dispatcher.warn("agent \(transport.name) was lost while setting up \(lostSettingUp) times in a row: "
                         + "the run goes on without it (see its hooks)")
                     break
                 }
-                await state.warn("agent \(transport.name) was lost while setting up: it is set up again when it is back")
+                await dispatcher.warn("agent \(transport.name) was lost while setting up: it is set up again when it is back")
             }
             await transport.reset()
-            await state.clock.pause(for: .seconds(backoff[min(lostSettingUp, backoff.count - 1)]))
+            await dispatcher.clock.pause(for: .seconds(backoff[min(lostSettingUp, backoff.count - 1)]))
             attempts = 1
         }
         return tookWork
@@ -151,11 +151,11 @@ struct AgentServer: Sendable {
         var left = TeardownsDue(serves: due.serves)
         for slot in due.slots {
             let hook = await hooks.run(.slot, .tearDown, on: transport, slot: slot, serves: serves)
-            if hook?.status == .notRun, !transport.isUsable { left.slots.append(slot) } else { await state.hookEnded(hook) }
+            if hook?.status == .notRun, !transport.isUsable { left.slots.append(slot) } else { await dispatcher.hookEnded(hook) }
         }
         if due.agent {
             let hook = await hooks.run(.agent, .tearDown, on: transport, serves: serves)
-            if hook?.status == .notRun, !transport.isUsable { left.agent = true } else { await state.hookEnded(hook) }
+            if hook?.status == .notRun, !transport.isUsable { left.agent = true } else { await dispatcher.hookEnded(hook) }
         }
         return left
     }
@@ -181,9 +181,9 @@ struct AgentServer: Sendable {
             return (await tearDown(due, on: transport, serves: serves), why)
         }.value
         for slot in left.slots {
-            await state.hookEnded(hooks.notRun(.slot, .tearDown, agent: transport.name, slot: slot, why: why))
+            await dispatcher.hookEnded(hooks.notRun(.slot, .tearDown, agent: transport.name, slot: slot, why: why))
         }
-        if left.agent { await state.hookEnded(hooks.notRun(.agent, .tearDown, agent: transport.name, slot: nil, why: why)) }
+        if left.agent { await dispatcher.hookEnded(hooks.notRun(.agent, .tearDown, agent: transport.name, slot: nil, why: why)) }
     }
 
     /// Deletes what it can of these slots' simulators; returns those still there.

@@ -78,7 +78,8 @@ public final class Coordinator: Sendable {
 
     /// Build, discover, estimate, split and plan, without running anything.
     public func prepare() async throws(FanoutError) -> PreparedRun {
-        try await preparation.prepare()
+        defer { history.close() }
+        return try await preparation.prepare()
     }
 
     // MARK: - The run
@@ -109,7 +110,9 @@ public final class Coordinator: Sendable {
         try Self.checkWritable(reportDirectory)
         let routes = try await resolveRoutes()
         _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
-        let prepared = try await prepare()
+        // The run's history session is closed when the run ends, whichever way (`HistorySession.close`).
+        defer { history.close() }
+        let prepared = try await preparation.prepare()
         // The product's identity for the history's flake evidence, read while the tests run.
         let products = Set(prepared.products.values)
         let digest = Task { products.count == 1 ? await ProductDigest.sha256(of: products.first!) : nil }
@@ -123,7 +126,7 @@ public final class Coordinator: Sendable {
                                      retries: settings.isRepeating ? 0 : settings.retries, progress: progress)
         } else { nil }
         let planned = feed == nil ? prepared.items : []
-        let state = Dispatcher(scheduler: Scheduler(items: planned, options: preparation.schedulerOptions),
+        let dispatcher = Dispatcher(scheduler: Scheduler(items: planned, options: preparation.schedulerOptions),
                                items: planned, requeueBudget: settings.requeueBudget,
                                // In queue mode failed tests go back to the queue, for another job, instead.
                                retries: settings.isRepeating || feed != nil ? 0 : settings.retries, slots: prepared.slots, clock: clock,
@@ -131,7 +134,7 @@ public final class Coordinator: Sendable {
                                capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
                                untilFailure: settings.untilFailure, bisectBudget: settings.bisectBudget,
                                progress: progress)
-        for w in prepared.warnings + notes { await state.warn(w) }
+        for w in prepared.warnings + notes { await dispatcher.warn(w) }
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
         let nothingToRun = prepared.items.isEmpty && prepared.selective != nil
@@ -142,34 +145,34 @@ public final class Coordinator: Sendable {
             let why = "no agent serves destination \(spec.name)"
                 + (spec.tags.isEmpty ? "" : " (it requires tags \(spec.tags.joined(separator: ", ")))")
             unserved[spec.name] = why
-            await state.warn(why + ": its tests cannot run")
+            await dispatcher.warn(why + ": its tests cannot run")
         }
-        let execution = UnitExecution(prepared: prepared, state: state, progress: progress,
+        let execution = UnitExecution(prepared: prepared, dispatcher: dispatcher, progress: progress,
                                       attachments: AttachmentWriter(directory: reportDirectory))
         let hooks = HookRunner(hooks: settings.hooks, runID: runID, transports: transports, clock: clock,
                                destinations: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.environment })
-        let server = AgentServer(settings: settings, prepared: prepared, runID: runID, state: state, progress: progress,
+        let server = AgentServer(settings: settings, prepared: prepared, runID: runID, dispatcher: dispatcher, progress: progress,
                                  execution: execution, hooks: hooks)
         // The run's set-up, before anything is dispatched: when it fails, nothing runs (every test is not run, exit 3).
         let setUp = nothingToRun ? nil : await hooks.runOnCoordinator(.setUp)
-        let ready = await state.hookEnded(setUp)
+        let ready = await dispatcher.hookEnded(setUp)
         if feed != nil, ready {
             let servedBy = Dictionary(uniqueKeysWithValues: prepared.destinations.map { spec in
                 (spec.name, Set(transports.filter { !$0.served(of: [spec]).isEmpty }.map(\.name)))
             })
-            await state.openFeed(unserved: unserved, servedBy: servedBy)
+            await dispatcher.openFeed(unserved: unserved, servedBy: servedBy)
         }
-        let feeding = ready ? feed.map { f in Task { await f.run(state) } } : nil
+        let feeding = ready ? feed.map { f in Task { await f.run(dispatcher) } } : nil
         let (interrupted, usable) = ready ? await dispatch(transports: transports, server: server) : (Task.isCancelled, [])
         feeding?.cancel()
         let fed = await feeding?.value
         await fleet.shutdown()
         // The run's teardown, at the very end (whether its set-up passed or not; interrupted or not).
-        if !nothingToRun { await state.hookEnded(await hooks.runOnCoordinator(.tearDown)) }
+        if !nothingToRun { await dispatcher.hookEnded(await hooks.runOnCoordinator(.tearDown)) }
         if usable.isEmpty, !nothingToRun, ready {
-            await state.warn("no agent was usable: no test could run (see the warnings above for each agent)")
+            await dispatcher.warn("no agent was usable: no test could run (see the warnings above for each agent)")
         }
-        var report = await assemble(prepared: prepared, state: state, runID: runID, startedAt: startedAt, now: clock.now(),
+        var report = await assemble(prepared: prepared, dispatcher: dispatcher, runID: runID, startedAt: startedAt, now: clock.now(),
                                     interrupted: interrupted, transports: transports, usable: usable, setUp: ready)
         report.product.sha256 = await digest.value
         if let fed { QueueFeed.account(fed, in: &report, build: settings.queue?.build ?? "") }
@@ -186,7 +189,7 @@ public final class Coordinator: Sendable {
                 for transport in transports {
                     group.addTask {
                         let usable = await server.serve(transport)
-                        await server.state.agentRetired(transport.name)
+                        await server.dispatcher.agentRetired(transport.name)
                         return usable ? transport.name : nil
                     }
                 }
@@ -196,7 +199,7 @@ public final class Coordinator: Sendable {
             }
             return (Task.isCancelled, usable)
         } onCancel: {
-            Task { await server.state.stop() }
+            Task { await server.dispatcher.stop() }
         }
         return (interrupted, usable)
     }
@@ -204,17 +207,17 @@ public final class Coordinator: Sendable {
     // MARK: - After the run
 
     /// Gathers what the run left behind and has Core assemble the report from it.
-    private func assemble(prepared: PreparedRun, state: Dispatcher, runID: String, startedAt: Date, now: Double,
+    private func assemble(prepared: PreparedRun, dispatcher: Dispatcher, runID: String, startedAt: Date, now: Double,
                           interrupted: Bool, transports: [any Transport], usable: [String], setUp: Bool) async -> RunReport {
-        let failedSetUps = await state.failedSetUps
+        let failedSetUps = await dispatcher.failedSetUps
         let reason = interrupted ? "the run was interrupted before this test ran"
             : !setUp ? "the run's set-up hook did not pass, so nothing was dispatched (see hooks)"
             : usable.isEmpty && !failedSetUps.isEmpty
                 ? "no slot was left to run it: \(failedSetUps.count) set-up hook\(failedSetUps.count == 1 ? "" : "s") failed (see hooks)"
             : usable.isEmpty ? "no agent was usable" : "no agent was left to run it"
-        let ledger = await state.ledger
+        let ledger = await dispatcher.ledger
         let overheads = ledger.measuredOverheads
-        let resources = await state.resources
+        let resources = await dispatcher.resources
         // Only usable agents' slots serve a destination (not those a failed set-up took out): the measured lower
         // bound of each destination uses them.
         let out = Dictionary(grouping: ledger.hooks.filter { $0.scope == .slot && $0.phase == .setUp
@@ -246,11 +249,11 @@ public final class Coordinator: Sendable {
             plan: PlanReport(slots: prepared.slots, lowerBound: prepared.plan.lowerBound,
                              predictedMakespan: prepared.plan.predictedMakespan, totalEstimate: prepared.plan.totalWork,
                              cpuPacking: settings.cpuPacking),
-            slotsServing: serving, items: settings.queue == nil ? prepared.items : await state.queueTaken,
+            slotsServing: serving, items: settings.queue == nil ? prepared.items : await dispatcher.queueTaken,
             units: ledger.finished,
-            results: OrderHunt.analyse(prepared.quarantine.apply(to: await state.results(reasonForMissing: reason))),
+            results: OrderHunt.analyse(prepared.quarantine.apply(to: await dispatcher.results(reasonForMissing: reason))),
             measurements: ledger.measurements,
-            warnings: ledger.warnings, steals: await state.steals, shard: settings.shard, wall: now)
+            warnings: ledger.warnings, steals: await dispatcher.steals, shard: settings.shard, wall: now)
         if settings.isRepeating {
             assembly.repeatRun = RepeatReport(repetitions: settings.repetitions, untilFailure: settings.untilFailure,
                                               seed: prepared.seed ?? 0)

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// A run's one session with its timing history: opened once, at the first read of a history that exists or the
-/// first write, and used by every stage after (selective testing's verdicts, estimates, `feedback_first`, then
-/// recording, trends and flake scores at the end). A failed open is not kept: a later stage tries again, as each
-/// did on its own before.
+/// first write, used by every stage after (selective testing's verdicts, estimates, `feedback_first`, then
+/// recording, trends and flake scores at the end), and closed when the run ends. A failed open is not kept: a later
+/// stage tries again, as each did on its own before.
 final class HistorySession: Sendable {
     let path: String
     private let state = Mutex<(store: HistoryStore?, notes: [String], opens: Int)>((nil, [], 0))
@@ -31,6 +31,17 @@ final class HistorySession: Sendable {
             s.opens += 1
             return opened
         }
+    }
+
+    /// Ends the session: the store's last connection closes, and SQLite folds its write-ahead log into the file, so
+    /// the file alone holds the history (CI caches copy `history.sqlite`, not the `-wal` beside it). A later use
+    /// opens it again.
+    func close() {
+        let store = state.withLock { s -> HistoryStore? in
+            defer { s.store = nil }
+            return s.store
+        }
+        _ = store
     }
 
     /// How many times this session opened the file (1 once it is open: tests check that a run opens it once).

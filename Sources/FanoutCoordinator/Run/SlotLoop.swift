@@ -11,7 +11,7 @@ struct SlotLoop: Sendable {
     let settings: RunSettings
     let prepared: PreparedRun
     let runID: String
-    let state: Dispatcher
+    let dispatcher: Dispatcher
     let execution: UnitExecution
     let transport: any Transport
     /// The test binary on the agent, by destination.
@@ -36,11 +36,11 @@ struct SlotLoop: Sendable {
         let serves = Set(binaries.keys)
         // Interrupted before the slots were set up: nothing more is set up (and so nothing is due).
         if Task.isCancelled { return ending }
-        if await state.stopped { return ending }
+        if await dispatcher.stopped { return ending }
         var usable = all
         if hooks.has(.slot, .setUp) {
             let passed = await eachSlot(all) { slot in
-                await state.hookEnded(await hooks.run(.slot, .setUp, on: transport, slot: slot, serves: serves))
+                await dispatcher.hookEnded(await hooks.run(.slot, .setUp, on: transport, slot: slot, serves: serves))
             }
             usable = all.filter { passed[$0] == true }
         }
@@ -55,7 +55,7 @@ struct SlotLoop: Sendable {
         ending.teardownsDue = await tearDown(failed, serves: serves)
         guard !usable.isEmpty else { return ending }
         // Interrupted while setting up: what was set up is torn down at once, and takes no work.
-        if await state.stopped {
+        if await dispatcher.stopped {
             ending.teardownsDue += await tearDown(usable, serves: serves)
             ending.teardownsDue.sort()
             return ending
@@ -87,7 +87,7 @@ struct SlotLoop: Sendable {
         let ran = await eachSlot(slots) { slot in
             let hook = await hooks.run(.slot, .tearDown, on: transport, slot: slot, serves: serves)
             if hook?.status == .notRun, !transport.isUsable { return false }
-            await state.hookEnded(hook)
+            await dispatcher.hookEnded(hook)
             return true
         }
         return slots.filter { ran[$0] != true }
@@ -107,7 +107,7 @@ struct SlotLoop: Sendable {
     private func serve(_ slot: SlotRef) async -> (Bool, SlotSimulators) {
         var simulators = SlotSimulators(transport: transport, runID: runID, slot: slot)
         var lost = false
-        while transport.isUsable, let unit = await state.next(for: slot) {
+        while transport.isUsable, let unit = await dispatcher.next(for: slot) {
             let configured = prepared.spec(unit.destination)?.destination ?? settings.destination
             let done: UnitRecord
             do throws(RunnerError) {
@@ -120,13 +120,13 @@ struct SlotLoop: Sendable {
                 // No simulator, no unit: its tests go back to the queue (within the re-queue budget) and this slot
                 // stops, while other slots and agents go on.
                 done = execution.notStarted(unit, slot: slot, reason: error.description)
-                await state.complete(done)
-                await state.warn("slot \(slot.index) of \(transport.name) stops: \(error)")
+                await dispatcher.complete(done)
+                await dispatcher.warn("slot \(slot.index) of \(transport.name) stops: \(error)")
                 break
             }
-            await state.complete(done)
+            await dispatcher.complete(done)
             if case .agentLost(let why) = done.ending {
-                await state.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
+                await dispatcher.warn("agent \(transport.name) was lost (\(why)): its unfinished work goes back to the queue")
                 lost = true
                 break
             }

@@ -9,11 +9,11 @@ import Foundation
 /// is stopped), stealing's hand-over, and the files tests attached kept beside the report.
 struct UnitExecution: Sendable {
     let prepared: PreparedRun
-    let state: Dispatcher
+    let dispatcher: Dispatcher
     let progress: ProgressHandler
     /// Where files tests attached are kept (the report folder); nil: not kept.
     let attachments: AttachmentWriter?
-    var clock: RunClock { state.clock }
+    var clock: RunClock { dispatcher.clock }
     private func now() -> Double { clock.now() }
 
     /// Runs one unit on one slot and collects what it produced. The process gets the slot's worker identity, and
@@ -98,7 +98,7 @@ struct UnitExecution: Sendable {
             }
         }
         // The unit is consumed in a task of its own, so that a twin that finishes first can stop just this unit.
-        let consumer = Task { [collector, parser, state, clock] in
+        let consumer = Task { [collector, parser, dispatcher, clock] in
             let now = clock.now
             var collector = collector
             var parser = parser
@@ -113,18 +113,18 @@ struct UnitExecution: Sendable {
             func collect(_ events: [TestEvent]) async -> Bool {
                 for event in events {
                     if case .started(let id) = event, expected.contains(id),
-                       await state.testStarted(id, unit: unit.id, now: now()) {
+                       await dispatcher.testStarted(id, unit: unit.id, now: now()) {
                         forwarder.cancel()
                         return false
                     }
                     switch event {
                     case .started(let id): watch.started(id, at: now())
                     case .ended(let id, _, _, _): watch.ended(id, at: now())
-                    case .measured(let m): await state.unitMeasured(unit.id, test: m.test, now: now())
+                    case .measured(let m): await dispatcher.unitMeasured(unit.id, test: m.test, now: now())
                     default: break
                     }
                     if let (id, attempt) = collector.consume(event), expected.contains(id) {
-                        await state.recordTestEnded(id, attempt, destination: unit.destination, unit: unit.id)
+                        await dispatcher.recordTestEnded(id, attempt, destination: unit.destination, unit: unit.id)
                     }
                 }
                 return true
@@ -147,7 +147,7 @@ struct UnitExecution: Sendable {
                         usage = u
                         let t = now()
                         watch.cpu(u.cpuSeconds, waiting: u.cpuWaitSeconds, ready: u.readyThreads, at: t)
-                        await state.unitUsage(unit.id, u, at: t)
+                        await dispatcher.unitUsage(unit.id, u, at: t)
                     case .event(.ended(let e)):
                         ending = e
                     case .tick:
@@ -179,7 +179,7 @@ struct UnitExecution: Sendable {
                            attached: parser.takeAttachments(), usage: usage, runningFor: runningFor,
                            cpuByTest: watch.measuresCPU ? watch.cpuByTest : [:])
         }
-        await state.setCanceller(unit.id) { consumer.cancel() }
+        await dispatcher.setCanceller(unit.id) { consumer.cancel() }
         let run = await withTaskCancellationHandler {
             await consumer.value
         } onCancel: {
@@ -187,7 +187,7 @@ struct UnitExecution: Sendable {
         }
         collector = run.collector
         // Tests other units took over (work stealing) are theirs: not run here, not left over, not missing.
-        collector.release(await state.handedOverTests(unit.id))
+        collector.release(await dispatcher.handedOverTests(unit.id))
         var result = collector.finish(run.ending, diagnostics: run.stderrLog.text.trimmingTrailingNewlines(),
                                       runningFor: run.runningFor)
         for (id, paths) in save(run.attached, unit: unit) where result.attempts[id] != nil {
