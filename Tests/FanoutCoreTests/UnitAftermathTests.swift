@@ -51,6 +51,34 @@ import Testing
             == .notRun("the run was interrupted before this test ran"))
     }
 
+    /// The agents behind one bastion are lost at once: a unit handed to each in turn finds its agent gone before its
+    /// process starts a test. That spends the loss budget (the re-queue budget plus one per agent), not the re-queue
+    /// budget, so the work is not given up; past the loss budget it is, saying why. An agent lost during a test
+    /// still spends the re-queue budget, as before.
+    @Test func anAgentLostBeforeAnyTestStartedSpendsTheLossBudgetNotTheRequeueBudget() {
+        let fleet = RequeuePolicy(budget: 2, agents: 3)
+        #expect(fleet.lossBudget == 5)
+        var work = unit
+        for hop in 1...5 {
+            let result = collect(.agentLost("lost hop 1 of 2, bastion jump1"), ended: [], unit: work)
+            #expect(result.leftovers.allSatisfy { $0.lostBeforeStart == hop && $0.requeues == 0 }, "hop \(hop)")
+            let after = UnitAftermath(unit: work, result: result, ending: .agentLost("gone"), agent: "agent-\(hop)",
+                                      stopping: false, requeue: fleet, retry: RetryPolicy(retries: 0))
+            #expect(after.abandoned.isEmpty && after.requeue.count == 2, "hop \(hop): back to the queue")
+            work = WorkUnit(id: 7 + hop, items: after.requeue)
+        }
+        let last = collect(.agentLost("gone"), ended: [], unit: work)
+        let after = UnitAftermath(unit: work, result: last, ending: .agentLost("gone"), agent: "agent-6", stopping: false,
+                                  requeue: fleet, retry: RetryPolicy(retries: 0))
+        #expect(after.requeue.isEmpty && after.abandoned.count == 6)
+        #expect(after.abandoned.first?.attempt.issues.first?.message.contains("lost 6 times before its process started a test") == true,
+                "\(after.abandoned.first?.attempt.issues ?? [])")
+
+        // Lost while a test ran: the re-queue budget, as for any unit that made no progress.
+        let during = collect(.agentLost("gone"), ended: [], running: TestID(suite: a.suite, name: "t0"))
+        #expect(during.leftovers.allSatisfy { $0.requeues == 1 && $0.lostBeforeStart == nil })
+    }
+
     func withRequeues(_ item: WorkItem, _ n: Int) -> WorkItem {
         var copy = item
         copy.requeues = n

@@ -129,7 +129,8 @@ public final class Coordinator: Sendable {
         let dispatcher = Dispatcher(scheduler: Scheduler(items: planned, options: preparation.schedulerOptions),
                                items: planned, requeueBudget: settings.requeueBudget,
                                // In queue mode failed tests go back to the queue, for another job, instead.
-                               retries: settings.isRepeating || feed != nil ? 0 : settings.retries, slots: prepared.slots, clock: clock,
+                               retries: settings.isRepeating || feed != nil ? 0 : settings.retries, slots: prepared.slots,
+                               agents: injected?.count ?? max(1, settings.agents.count), clock: clock,
                                deviceClasses: prepared.destinations.reduce(into: [:]) { $0[$1.name] = $1.destination.deviceClass },
                                capacity: settings.cpuPacking ? CapacityPolicy() : nil, runSeed: prepared.seed,
                                untilFailure: settings.untilFailure, bisectBudget: settings.bisectBudget,

@@ -22,8 +22,9 @@ actor Dispatcher {
     let progress: ProgressHandler
     private let slots: Int
 
-    // What happens to a unit's leftovers.
+    // What happens to a unit's leftovers (the loss budget grows with the fleet: `RequeuePolicy.lossBudget`).
     let requeueBudget: Int
+    private let agents: Int
     private let retries: Int
     /// `--repeat`: whether the first failure stops the hunt; `huntOver` once it has.
     private let untilFailure: Bool
@@ -75,7 +76,7 @@ actor Dispatcher {
 
     typealias Running = RunningUnits.Entry
 
-    init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int, clock: RunClock,
+    init(scheduler: Scheduler, items: [WorkItem], requeueBudget: Int, retries: Int, slots: Int, agents: Int = 1, clock: RunClock,
          deviceClasses: [String: String] = [:], capacity: CapacityPolicy? = CapacityPolicy(), runSeed: Int? = nil,
          untilFailure: Bool = false, bisectBudget: Double = 0, progress: @escaping ProgressHandler) {
         self.bisectBudget = bisectBudget
@@ -86,6 +87,7 @@ actor Dispatcher {
         dispatch = DispatchState(scheduler: scheduler, capacity: capacity)
         self.requeueBudget = requeueBudget
         self.slots = slots
+        self.agents = agents
         self.progress = progress
     }
 
@@ -239,7 +241,7 @@ actor Dispatcher {
         remeasured.formUnion(contended)
         ledger.record(done, agentHardwareClass: hardware[done.agent], measuredAlone: alone, contended: contended)
         let after = UnitAftermath(unit: done.unit, result: done.result, ending: done.ending, agent: done.agent,
-                                  stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget),
+                                  stopping: stopped || huntOver, requeue: RequeuePolicy(budget: requeueBudget, agents: agents),
                                   retry: RetryPolicy(retries: retries), remeasured: contended)
         ledger.record(after, of: done)
         dispatch.requeue(after.requeue + remeasure)

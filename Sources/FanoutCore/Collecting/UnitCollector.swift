@@ -159,7 +159,8 @@ public struct UnitCollector: Sendable {
         case .handedOver: !running.isEmpty || !expected.isSubset(of: Set(attempts.keys))
         }
         // A unit that died before finishing a single test made no progress: its leftovers spend the re-queue
-        // budget, so a binary that crashes at start-up cannot cycle forever.
+        // budget, so a binary that crashes at start-up cannot cycle forever. One whose agent was lost before its
+        // process started any test spends the loss budget instead (`RequeuePolicy`): the agent was gone already.
         let madeProgress = !attempts.isEmpty
 
         var leftovers: [WorkItem] = []
@@ -174,7 +175,11 @@ public struct UnitCollector: Sendable {
                 rest.tests = notRun
                 rest.isWholeSuite = item.isWholeSuite && notRun.count == item.tests.count
                 rest.estimate = item.estimate * Double(notRun.count) / Double(max(1, item.tests.count))
-                if !madeProgress { rest.requeues += 1 }
+                if case .agentLost = ending, started.isEmpty {
+                    rest.lostBeforeStart = (rest.lostBeforeStart ?? 0) + 1
+                } else if !madeProgress {
+                    rest.requeues += 1
+                }
                 leftovers.append(rest)
             } else {
                 missing.append(contentsOf: notRun.map { TestID(suite: item.suite, name: $0) })

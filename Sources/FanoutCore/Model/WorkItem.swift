@@ -49,6 +49,10 @@ public struct WorkItem: Hashable, Codable, Sendable {
     public var source: EstimateSource
     /// How many times this work went back to the queue after its agent was lost (bounded by the re-queue budget).
     public var requeues: Int
+    /// How many times its agent was lost before its process started any test (nil: never): the agent was gone, not
+    /// the work's doing, so it spends ``RequeuePolicy/lossBudget`` rather than the re-queue budget. When the agents
+    /// behind one bastion are lost at once, work handed to each of them in turn is not given up.
+    public var lostBeforeStart: Int?
     /// For a retry of failed tests: which retry (1 = the first re-run), and the agent it should avoid if it can.
     public var retry: Int
     public var avoidAgent: String?

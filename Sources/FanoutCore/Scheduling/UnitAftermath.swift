@@ -3,9 +3,14 @@
 public struct RequeuePolicy: Sendable, Hashable {
     /// Re-queues allowed per item before its tests are reported not run.
     public var budget: Int
+    /// Losses of an agent before the work's process started any test, allowed per item (``WorkItem/lostBeforeStart``):
+    /// the re-queue budget plus one per agent of the fleet, so that work handed in turn to every agent behind a
+    /// bastion that just went down is not given up, and a binary that takes every agent down as it loads still ends.
+    public var lossBudget: Int
 
-    public init(budget: Int) {
+    public init(budget: Int, agents: Int = 1) {
         self.budget = budget
+        lossBudget = budget + max(1, agents)
     }
 
     /// A leftover item goes back to the queue, or its tests are not run, for this reason.
@@ -23,6 +28,10 @@ public struct RequeuePolicy: Sendable, Hashable {
         var item = leftover
         if agentLost, madeProgress { item.requeues += 1 }
         if stopping { return .notRun("the run was interrupted before this test ran") }
+        if let lost = item.lostBeforeStart, lost > lossBudget {
+            return .notRun("not run: its agent was lost \(lost) times before its process started a test (every agent it "
+                + "was given was unreachable, or the process takes its agent down as it starts; budget \(lossBudget))")
+        }
         guard item.requeues <= budget else {
             return .notRun("not run: its unit was started \(item.requeues) times without finishing (agent lost or the process died before any test ended; budget \(budget) re-queues)")
         }
