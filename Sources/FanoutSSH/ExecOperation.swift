@@ -3,25 +3,15 @@ import CLibSSH2
 /// One remote command on its own channel: open → exec → stream stdout/stderr → close → exit status and signal → free.
 /// Confined to the connection's I/O thread; `step` advances it as far as it can without blocking.
 final class ExecOperation {
-    enum State {
-        /// Waiting for the session's channel-open slot (libssh2 keeps channel-open state per session).
-        case queued
-        case opening
-        case starting(OpaquePointer)
-        case streaming(OpaquePointer)
-        /// Our CLOSE is sent (or about to be); libssh2_channel_close returns EAGAIN until the server's CLOSE
-        /// arrives, which sshd sends only once the remote command has ended.
-        case closing(OpaquePointer)
-        case freeing(OpaquePointer)
-        case finished
-    }
-
     let id: UInt64
     let command: String
     let deadline: Deadline?
     let timeoutSeconds: Double?
     private let sink: AsyncStream<SSHExecEvent>.Continuation
-    private(set) var state: State = .queued
+    /// Open, close, free (the server's CLOSE comes only once the remote command has ended).
+    private var life = ChannelLifecycle()
+    /// The exec request went out on the open channel: its output streams.
+    private var started = false
     /// The consumer has its final event (or is gone): nothing more is yielded; the channel is only cleaned up.
     private(set) var sinkFinished = false
 
@@ -33,29 +23,21 @@ final class ExecOperation {
         deadline = timeout.map { Deadline(after: $0) }
     }
 
-    var isFinished: Bool {
-        if case .finished = state { return true }
-        return false
-    }
+    var isFinished: Bool { life.isFinished }
 
     /// The channel this operation still owns, if any (for teardown).
-    var channel: OpaquePointer? {
-        switch state {
-        case .queued, .opening, .finished: return nil
-        case let .starting(ch), let .streaming(ch), let .closing(ch), let .freeing(ch): return ch
-        }
-    }
+    var channel: OpaquePointer? { life.channel }
 
     /// Ends the stream now with `event` (nil: the consumer went away) and closes the channel in the background.
     func abandon(with event: SSHExecEvent?) {
         finishSink(with: event)
-        switch state {
+        switch life.phase {
         case .queued:
-            state = .finished
+            life.forget()
         case .opening:
             break // the open must complete (its state lives in the session); step() closes it afterwards
-        case let .starting(ch), let .streaming(ch):
-            state = .closing(ch)
+        case .open:
+            life.close()
         case .closing, .freeing, .finished:
             break
         }
@@ -64,7 +46,7 @@ final class ExecOperation {
     /// Teardown of a broken connection: report and forget the channel (the session frees it).
     func detach(with event: SSHExecEvent) {
         finishSink(with: event)
-        state = .finished
+        life.forget()
     }
 
     private func finishSink(with event: SSHExecEvent?) {
@@ -79,24 +61,22 @@ final class ExecOperation {
         guard let session = context.session else { return false }
         var progressed = false
         while true {
-            switch state {
+            switch life.phase {
             case .queued, .opening:
-                switch context.advanceOpen(session, as: id, { fanout_channel_open_session(session) }) {
+                switch life.open(context, session: session, id: id, { fanout_channel_open_session(session) }) {
                 case .pending:
-                    if case .queued = state, context.holdsOpener(id) { state = .opening }
                     return progressed
                 case .connectionLost:
                     return true
                 case .refused(let reason):
                     finishSink(with: .failed(.channelFailed(context.endpoint, command: command, reason: reason)))
-                    state = .finished
                     return true
-                case .opened(let ch):
+                case .opened:
                     progressed = true
-                    state = sinkFinished ? .closing(ch) : .starting(ch)
+                    if sinkFinished { life.close() }
                 }
 
-            case let .starting(ch):
+            case let .open(ch) where !started:
                 let rc = fanout_channel_exec(ch, command)
                 if rc == LIBSSH2_ERROR_EAGAIN { return progressed }
                 progressed = true
@@ -105,12 +85,12 @@ final class ExecOperation {
                     finishSink(with: .failed(.channelFailed(
                         context.endpoint, command: command,
                         reason: context.lastErrorMessage(fallback: "exec request refused"))))
-                    state = .closing(ch)
+                    life.close()
                     continue
                 }
-                state = .streaming(ch)
+                started = true
 
-            case let .streaming(ch):
+            case let .open(ch):
                 let (moved, error) = drain(ch, context)
                 progressed = progressed || moved
                 if let error {
@@ -118,30 +98,24 @@ final class ExecOperation {
                     finishSink(with: .failed(.libssh2(
                         context.endpoint, operation: "reading the output of `\(abbreviate(command))`", code: error,
                         message: context.lastErrorMessage(fallback: "read failed"))))
-                    state = .closing(ch)
+                    life.close()
                     continue
                 }
                 guard libssh2_channel_eof(ch) != 0 else { return progressed }
                 progressed = true
-                state = .closing(ch)
+                life.close()
 
-            case let .closing(ch):
-                switch context.advanceClose(ch) {
-                case .pending: return progressed
-                case .connectionLost: return true
-                case .done: break
+            case .closing, .freeing:
+                let winding = life.windDown(context) { ch in
+                    if !sinkFinished {
+                        let status = libssh2_channel_get_exit_status(ch)
+                        finishSink(with: .exited(status: status, signal: exitSignal(ch, session)))
+                    }
                 }
-                progressed = true
-                if !sinkFinished {
-                    let status = libssh2_channel_get_exit_status(ch)
-                    finishSink(with: .exited(status: status, signal: exitSignal(ch, session)))
+                switch winding {
+                case .pending(let moved): return progressed || moved
+                case .connectionLost, .done: return true
                 }
-                state = .freeing(ch)
-
-            case let .freeing(ch):
-                guard context.advanceFree(ch) else { return progressed }
-                state = .finished
-                return true
 
             case .finished:
                 return progressed

@@ -18,15 +18,6 @@ import Darwin
 /// checked by the same code and policy as the agents', nothing depends on an OpenSSH client, and losing the bastion
 /// ends every session behind it at once instead of after each one's dead-peer timeout.
 final class TunnelOperation {
-    enum State {
-        case queued
-        case opening
-        case forwarding(OpaquePointer)
-        case closing(OpaquePointer)
-        case freeing(OpaquePointer)
-        case finished
-    }
-
     let id: UInt64
     let host: String
     let port: Int
@@ -35,7 +26,8 @@ final class TunnelOperation {
     let deadline: Deadline
     private let timeout: Double
     private var reply: CheckedContinuation<Result<Void, SSHError>, Never>?
-    private(set) var state: State = .queued
+    /// Open, close, free; while open, bytes are forwarded both ways.
+    private var life = ChannelLifecycle()
 
     private var toChannel: [UInt8] = []
     private var toChannelStart = 0
@@ -57,24 +49,16 @@ final class TunnelOperation {
         self.reply = reply
     }
 
-    var isFinished: Bool {
-        if case .finished = state { return true }
-        return false
-    }
+    var isFinished: Bool { life.isFinished }
 
     /// Still waiting for the server to open the channel.
     var isOpening: Bool { reply != nil }
 
-    var channel: OpaquePointer? {
-        switch state {
-        case .queued, .opening, .finished: return nil
-        case let .forwarding(ch), let .closing(ch), let .freeing(ch): return ch
-        }
-    }
+    var channel: OpaquePointer? { life.channel }
 
     /// What poll() should wait for on our end of the pair (0: nothing, or the pair is closed).
     var pollEvents: Int16 {
-        guard fd >= 0, case .forwarding = state else { return 0 }
+        guard fd >= 0, case .open = life.phase else { return 0 }
         var events: Int16 = 0
         if toChannelStart == toChannel.count && !socketEOF { events |= Int16(POLLIN) }
         if toSocketStart < toSocket.count { events |= Int16(POLLOUT) }
@@ -100,14 +84,14 @@ final class TunnelOperation {
                                       reason: "the bastion did not open the connection within "
                                           + "\(formatSeconds(timeout)) (is the target up and reachable from it?)")))
         closeSocket()
-        if case .queued = state { state = .finished }
+        if case .queued = life.phase { life.forget() }
     }
 
     /// Teardown of this connection: the session behind loses its server.
     func detach(with error: SSHError) {
         answer(.failure(error))
         closeSocket()
-        state = .finished
+        life.forget()
     }
 
     /// Advances as far as possible. Returns true when anything happened.
@@ -115,60 +99,49 @@ final class TunnelOperation {
         guard let session = context.session else { return false }
         var progressed = false
         while true {
-            switch state {
+            switch life.phase {
             case .queued, .opening:
-                switch context.advanceOpen(session, as: id, { fanout_channel_direct_tcpip(session, host, Int32(port)) }) {
+                switch life.open(context, session: session, id: id, { fanout_channel_direct_tcpip(session, host, Int32(port)) }) {
                 case .pending:
-                    if case .queued = state, context.holdsOpener(id) { state = .opening }
                     return progressed
                 case .connectionLost:
                     return true
                 case .refused(let reason):
                     answer(.failure(.tunnelFailed(via: context.endpoint, target: "\(host):\(port)", reason: reason)))
                     closeSocket()
-                    state = .finished
                     return true
-                case .opened(let ch):
+                case .opened:
                     progressed = true
                     if reply == nil && fd < 0 {
-                        state = .closing(ch) // expired while the open was in flight
+                        life.close() // expired while the open was in flight
                     } else {
                         answer(.success(()))
-                        state = .forwarding(ch)
                     }
                 }
 
-            case let .forwarding(ch):
+            case let .open(ch):
                 let (moved, error) = pump(ch, context)
                 progressed = progressed || moved
                 if let error {
                     if context.noteIfConnectionError(error) { return true }
-                    state = .closing(ch)
+                    life.close()
                     continue
                 }
                 // The session behind closed its socket: the channel goes. The target closed and everything reached
                 // the socket: the session behind reads the end, then closes its socket.
                 if socketEOF && toChannelStart == toChannel.count {
-                    state = .closing(ch)
+                    life.close()
                     continue
                 }
                 if channelEOF && toSocketStart == toSocket.count { shutdownSocket() }
                 return progressed
 
-            case let .closing(ch):
+            case .closing, .freeing:
                 closeSocket()
-                switch context.advanceClose(ch) {
-                case .pending: return progressed
-                case .connectionLost: return true
-                case .done: break
+                switch life.windDown(context, closed: { _ in }) {
+                case .pending(let moved): return progressed || moved
+                case .connectionLost, .done: return true
                 }
-                progressed = true
-                state = .freeing(ch)
-
-            case let .freeing(ch):
-                guard context.advanceFree(ch) else { return progressed }
-                state = .finished
-                return true
 
             case .finished:
                 return progressed

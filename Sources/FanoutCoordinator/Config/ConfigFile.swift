@@ -69,61 +69,9 @@ public enum ConfigFile {
         if let v = keys["retries"] { settings.retries = try v.int(min: 0) }
         if let v = keys["bisect_budget"] { settings.bisectBudget = try v.double(min: 0) }
         if let v = keys["requeue_budget"] { settings.requeueBudget = try v.int(min: 0) }
-        if let v = keys["known_hosts"] {
-            settings.ssh.knownHosts = try v.string()
-            settings.ssh.explicit.insert("known_hosts")
-        }
-        if let v = keys["ssh_config"] { settings.ssh.sshConfig = try v.string() }
-        if let v = keys["host_key_policy"] {
-            settings.ssh.hostKeyPolicy = HostKeyPolicy(rawValue: try v.oneOf(HostKeyPolicy.allCases.map(\.rawValue))) ?? .strict
-        }
-        if let ssh = keys["ssh"] {
-            let o = try ssh.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept", "lease"])
-            if let v = o["connect_timeout"] {
-                settings.ssh.connectTimeout = try v.double(min: 0.1)
-                settings.ssh.explicit.insert("connect_timeout")
-            }
-            if let v = o["keepalive"] {
-                settings.ssh.keepaliveInterval = try v.int(min: 1)
-                settings.ssh.explicit.insert("keepalive")
-            }
-            if let v = o["dead_after"] { settings.ssh.deadAfter = try v.double(min: 1) }
-            if let v = o["keep_remote"] { settings.ssh.keepRemote = try v.bool() }
-            if let v = o["bundles_kept"] { settings.ssh.bundlesKept = try v.int(min: 1) }
-            if let v = o["lease"] { settings.ssh.leaseSeconds = try v.int(min: 3) }
-        }
-        if let queue = keys["queue"] {
-            // The URL and the timings; the build id and the worker come from flags, FANOUT_* or the CI (QueueJob).
-            let q = try queue.mapping(allowed: ["url", "lease", "seed_wait", "expires_after", "requeue_budget"])
-            guard let url = q["url"] else { throw queue.fail("needs a url (postgres://USER@HOST:PORT/DATABASE)") }
-            var job = QueueJob(url: try url.string(), build: "", worker: "")
-            if let v = q["lease"] { job.lease = try v.double(min: 3) }
-            if let v = q["seed_wait"] { job.seedWait = try v.double(min: 1) }
-            if let v = q["expires_after"] { job.expiresAfter = try v.double(min: 60) }
-            if let v = q["requeue_budget"] { job.requeueBudget = try v.int(min: 0) }
-            settings.configuredQueue = job
-        }
-        if let agents = keys["agents"] {
-            settings.agents = try agents.list().map { node throws(FanoutError) in
-                let a = try node.mapping(allowed: ["name", "host", "port", "user", "proxy_jump", "identity",
-                                                   "passphrase_env", "slots", "workdir", "swift", "tags", "destinations",
-                                                   "environment"])
-                guard let host = a["host"] else {
-                    throw node.fail("needs a host (a host name, an address, or a Host alias of your ~/.ssh/config)")
-                }
-                guard let workdir = a["workdir"] else { throw node.fail("needs a workdir (an absolute path on the agent)") }
-                let hostName = try host.string()
-                var spec = SSHAgentSpec(
-                    name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1, max: 65535),
-                    user: try a["user"]?.string(), proxyJump: try a["proxy_jump"]?.string(),
-                    identity: try a["identity"]?.string(),
-                    passphraseEnvironment: try a["passphrase_env"]?.string(), slots: try a["slots"]?.int(min: 1) ?? 2,
-                    workdir: try workdir.string(), swift: try a["swift"]?.string(), tags: try a["tags"]?.strings() ?? [],
-                    destinations: try a["destinations"]?.strings())
-                spec.environment = try a["environment"]?.environmentMap() ?? [:]
-                return spec
-            }
-        }
+        try ssh(keys, into: &settings.ssh)
+        if let v = keys["queue"] { settings.configuredQueue = try queue(v) }
+        if let v = keys["agents"] { settings.agents = try agents(v) }
         if let v = keys["hooks"] { settings.hooks = try hooks(v) }
         if let v = keys["performance"] { settings.performance = try BaselineFile.parseRules(v) }
         if let v = keys["baselines"] { settings.baselinesPath = try v.string() }
@@ -132,36 +80,7 @@ public enum ConfigFile {
         if let v = keys["fail_on_perf_regression"] { settings.failOnPerfRegression = try v.bool() }
         if let v = keys["exclusive"] { settings.exclusive = try v.strings() }
         if let v = keys["not_exclusive"] { settings.notExclusive = try v.strings() }
-        if let list = keys["destinations"] {
-            settings.destinations = try list.list().map { node throws(FanoutError) in
-                let d = try node.mapping(allowed: ["name", "environment", "arguments", "configuration", "build_flags",
-                                                   "runner", "tags", "bundle", "tests_list", "device", "minimum_timeout"])
-                guard let name = d["name"] else { throw node.fail("needs a name") }
-                var frameworks = Framework.swiftPM
-                if let runner = d["runner"] {
-                    switch try runner.oneOf(["both", "xctest", "swift-testing", "xcodebuild"]) {
-                    case "xctest": frameworks = [.xctest]
-                    case "swift-testing": frameworks = [.swiftTesting]
-                    case "xcodebuild": frameworks = [.xcodebuild]
-                    default: break
-                    }
-                }
-                var device: Device?
-                if let node = d["device"] {
-                    device = try node.device()
-                    guard frameworks == [.xcodebuild] else { throw node.fail("needs `runner: xcodebuild` beside it") }
-                } else if frameworks == [.xcodebuild] {
-                    device = Device(platform: "macOS")
-                }
-                return DestinationSpec(
-                    destination: Destination(name: try name.string(), environment: try d["environment"]?.environmentMap() ?? [:],
-                                             arguments: try d["arguments"]?.strings() ?? [], device: device),
-                    configuration: try d["configuration"]?.oneOf(["debug", "release"]),
-                    buildFlags: try d["build_flags"]?.strings(), frameworks: frameworks,
-                    tags: try d["tags"]?.strings() ?? [], bundlePath: try d["bundle"]?.string(),
-                    testsList: try d["tests_list"]?.string(), minimumTimeout: try d["minimum_timeout"]?.double(min: 1))
-            }
-        }
+        if let v = keys["destinations"] { settings.destinations = try destinations(v) }
         if let dest = keys["destination"] {
             let d = try dest.mapping(allowed: ["name", "environment", "arguments"])
             var destination = Destination.local
@@ -169,6 +88,104 @@ public enum ConfigFile {
             if let v = d["environment"] { destination.environment = try v.environmentMap() }
             if let v = d["arguments"] { destination.arguments = try v.strings() }
             settings.destination = destination
+        }
+    }
+}
+
+/// The sections of the config with more than a few keys, each read by a function of its own.
+extension ConfigFile {
+    /// `known_hosts`, `ssh_config`, `host_key_policy` and the `ssh:` timings: how agents are reached.
+    static func ssh(_ keys: [String: ConfigNode], into ssh: inout SSHSettings) throws(FanoutError) {
+        if let v = keys["known_hosts"] {
+            ssh.knownHosts = try v.string()
+            ssh.explicit.insert("known_hosts")
+        }
+        if let v = keys["ssh_config"] { ssh.sshConfig = try v.string() }
+        if let v = keys["host_key_policy"] {
+            ssh.hostKeyPolicy = HostKeyPolicy(rawValue: try v.oneOf(HostKeyPolicy.allCases.map(\.rawValue))) ?? .strict
+        }
+        if let node = keys["ssh"] {
+            let o = try node.mapping(allowed: ["connect_timeout", "keepalive", "dead_after", "keep_remote", "bundles_kept", "lease"])
+            if let v = o["connect_timeout"] {
+                ssh.connectTimeout = try v.double(min: 0.1)
+                ssh.explicit.insert("connect_timeout")
+            }
+            if let v = o["keepalive"] {
+                ssh.keepaliveInterval = try v.int(min: 1)
+                ssh.explicit.insert("keepalive")
+            }
+            if let v = o["dead_after"] { ssh.deadAfter = try v.double(min: 1) }
+            if let v = o["keep_remote"] { ssh.keepRemote = try v.bool() }
+            if let v = o["bundles_kept"] { ssh.bundlesKept = try v.int(min: 1) }
+            if let v = o["lease"] { ssh.leaseSeconds = try v.int(min: 3) }
+        }
+    }
+
+    /// `queue:`: the build's shared queue (docs/queue-mode.md).
+    static func queue(_ queue: ConfigNode) throws(FanoutError) -> QueueJob {
+    // The URL and the timings; the build id and the worker come from flags, FANOUT_* or the CI (QueueJob).
+        let q = try queue.mapping(allowed: ["url", "lease", "seed_wait", "expires_after", "requeue_budget"])
+        guard let url = q["url"] else { throw queue.fail("needs a url (postgres://USER@HOST:PORT/DATABASE)") }
+        var job = QueueJob(url: try url.string(), build: "", worker: "")
+        if let v = q["lease"] { job.lease = try v.double(min: 3) }
+        if let v = q["seed_wait"] { job.seedWait = try v.double(min: 1) }
+        if let v = q["expires_after"] { job.expiresAfter = try v.double(min: 60) }
+        if let v = q["requeue_budget"] { job.requeueBudget = try v.int(min: 0) }
+        return job
+    }
+
+    /// `agents:`: the SSH agents, each with its host, workdir, slots and `environment:`.
+    static func agents(_ agents: ConfigNode) throws(FanoutError) -> [SSHAgentSpec] {
+        try agents.list().map { node throws(FanoutError) in
+            let a = try node.mapping(allowed: ["name", "host", "port", "user", "proxy_jump", "identity",
+                                               "passphrase_env", "slots", "workdir", "swift", "tags", "destinations",
+                                               "environment"])
+            guard let host = a["host"] else {
+                throw node.fail("needs a host (a host name, an address, or a Host alias of your ~/.ssh/config)")
+            }
+            guard let workdir = a["workdir"] else { throw node.fail("needs a workdir (an absolute path on the agent)") }
+            let hostName = try host.string()
+            var spec = SSHAgentSpec(
+                name: try a["name"]?.string() ?? hostName, host: hostName, port: try a["port"]?.int(min: 1, max: 65535),
+                user: try a["user"]?.string(), proxyJump: try a["proxy_jump"]?.string(),
+                identity: try a["identity"]?.string(),
+                passphraseEnvironment: try a["passphrase_env"]?.string(), slots: try a["slots"]?.int(min: 1) ?? 2,
+                workdir: try workdir.string(), swift: try a["swift"]?.string(), tags: try a["tags"]?.strings() ?? [],
+                destinations: try a["destinations"]?.strings())
+            spec.environment = try a["environment"]?.environmentMap() ?? [:]
+            return spec
+        }
+    }
+
+    /// `destinations:`: each destination's name, environment, runner, build settings and device.
+    static func destinations(_ list: ConfigNode) throws(FanoutError) -> [DestinationSpec] {
+        try list.list().map { node throws(FanoutError) in
+            let d = try node.mapping(allowed: ["name", "environment", "arguments", "configuration", "build_flags",
+                                               "runner", "tags", "bundle", "tests_list", "device", "minimum_timeout"])
+            guard let name = d["name"] else { throw node.fail("needs a name") }
+            var frameworks = Framework.swiftPM
+            if let runner = d["runner"] {
+                switch try runner.oneOf(["both", "xctest", "swift-testing", "xcodebuild"]) {
+                case "xctest": frameworks = [.xctest]
+                case "swift-testing": frameworks = [.swiftTesting]
+                case "xcodebuild": frameworks = [.xcodebuild]
+                default: break
+                }
+            }
+            var device: Device?
+            if let node = d["device"] {
+                device = try node.device()
+                guard frameworks == [.xcodebuild] else { throw node.fail("needs `runner: xcodebuild` beside it") }
+            } else if frameworks == [.xcodebuild] {
+                device = Device(platform: "macOS")
+            }
+            return DestinationSpec(
+                destination: Destination(name: try name.string(), environment: try d["environment"]?.environmentMap() ?? [:],
+                                         arguments: try d["arguments"]?.strings() ?? [], device: device),
+                configuration: try d["configuration"]?.oneOf(["debug", "release"]),
+                buildFlags: try d["build_flags"]?.strings(), frameworks: frameworks,
+                tags: try d["tags"]?.strings() ?? [], bundlePath: try d["bundle"]?.string(),
+                testsList: try d["tests_list"]?.string(), minimumTimeout: try d["minimum_timeout"]?.double(min: 1))
         }
     }
 }
