@@ -43,7 +43,7 @@ import Testing
         while ContinuousClock.now < deadline {
             let (e, out, err) = await sh(mac ? try macLike(layout.usageSample) : layout.usageSample)
             guard e == .exited(0) else { throw UsageTestFailure("the sampler failed (\(e)): \(err)") }
-            last = RemoteLayout.parseUsageSample(out)
+            last = RemoteUsage.parseUsageSample(out)
             if done(last) { return last }
             try await Task.sleep(for: .milliseconds(250))
         }
@@ -75,7 +75,7 @@ import Testing
             if i == 0 { #expect(ended.stdout == "out\n") }
             // The test died (or exited) by itself: its shell lived on to write what it consumed.
             let (_, written, _) = await sh(layout.takeUsage(unit))
-            #expect(RemoteLayout.parseTimes(written) != nil, "\(path) \(c.0.arguments): '\(written)'")
+            #expect(RemoteUsage.parseTimes(written) != nil, "\(path) \(c.0.arguments): '\(written)'")
             #expect(!FileManager.default.fileExists(atPath: layout.usageFile(unit)), "taken means removed")
         }
     }
@@ -88,7 +88,7 @@ import Testing
         let ended = try await runAsSessionLeader(try unitLine(test, unit: 1, path: path))
         #expect(ended.status == 0 && !ended.signaled)
         let (_, written, _) = await sh(layout.takeUsage(1))
-        let cpu = try #require(RemoteLayout.parseTimes(written), "'\(written)'")
+        let cpu = try #require(RemoteUsage.parseTimes(written), "'\(written)'")
         #expect(cpu >= 0.55 && cpu < 5, "the grandchild's 0.6 s: \(cpu)")
     }
 
@@ -131,7 +131,7 @@ import Testing
         let ended = try await one.value
         #expect(ended.status == 0 && !ended.signaled, "\(ended)")
         let (_, written, _) = await sh(layout.takeUsage(1))
-        #expect((RemoteLayout.parseTimes(written) ?? 0) >= 0.75, "'\(written)'")
+        #expect((RemoteUsage.parseTimes(written) ?? 0) >= 0.75, "'\(written)'")
         let after = try await sample { $0[1] == nil }
         #expect(after[2] != nil)
         _ = await sh(layout.killUnit(2))
@@ -184,22 +184,22 @@ import Testing
     }
 
     @Test func whatTheWrapperAndTheSamplerPrintIsParsed() {
-        #expect(RemoteLayout.parseTimes("0m0.010000s 0m0.000000s\n0m1.230000s 0m0.270000s\n") == 1.5)
-        #expect(RemoteLayout.parseTimes("0m0.002s 0m0.000s\n1m2.500s 0m0.500s\n") == 63)
-        #expect(RemoteLayout.parseTimes("0m0,002s 0m0,000s\n0m1,250s 0m0,250s\n") == 1.5, "a decimal comma")
-        #expect(RemoteLayout.parseTimes("0.00s 0.00s\n1.25s 0.25s") == 1.5, "zsh")
-        #expect(RemoteLayout.parseTimes("1h0m0s 0m0s\n1h0m1s 0s\n") == 3601)
-        #expect(RemoteLayout.parseTimes("") == nil)
-        #expect(RemoteLayout.parseTimes("0m0.01s 0m0.00s\n") == nil, "no children line")
-        #expect(RemoteLayout.parseTimes("0m0.01s 0m0.00s\ngarbage here\n") == nil)
-        #expect(RemoteLayout.parseTimes("0m0.01s 0m0.00s\n0m1.0 0m0.0s\n") == nil, "a word without its unit")
+        #expect(RemoteUsage.parseTimes("0m0.010000s 0m0.000000s\n0m1.230000s 0m0.270000s\n") == 1.5)
+        #expect(RemoteUsage.parseTimes("0m0.002s 0m0.000s\n1m2.500s 0m0.500s\n") == 63)
+        #expect(RemoteUsage.parseTimes("0m0,002s 0m0,000s\n0m1,250s 0m0,250s\n") == 1.5, "a decimal comma")
+        #expect(RemoteUsage.parseTimes("0.00s 0.00s\n1.25s 0.25s") == 1.5, "zsh")
+        #expect(RemoteUsage.parseTimes("1h0m0s 0m0s\n1h0m1s 0s\n") == 3601)
+        #expect(RemoteUsage.parseTimes("") == nil)
+        #expect(RemoteUsage.parseTimes("0m0.01s 0m0.00s\n") == nil, "no children line")
+        #expect(RemoteUsage.parseTimes("0m0.01s 0m0.00s\ngarbage here\n") == nil)
+        #expect(RemoteUsage.parseTimes("0m0.01s 0m0.00s\n0m1.0 0m0.0s\n") == nil, "a word without its unit")
 
-        let samples = RemoteLayout.parseUsageSample("3 1.25 2048\n4 0.00 0\nbad line\n5 x 1\n6 1.0 -1\n7 2.0 10 extra\n3 1.00 4096\n")
+        let samples = RemoteUsage.parseUsageSample("3 1.25 2048\n4 0.00 0\nbad line\n5 x 1\n6 1.0 -1\n7 2.0 10 extra\n3 1.00 4096\n")
         #expect(samples == [3: ResourceUsage(cpuSeconds: 1.25, peakMemoryBytes: 4096 * 1024),
                             4: ResourceUsage(cpuSeconds: 0, peakMemoryBytes: nil)])
         // Run-queue waits in nanoseconds and threads ready now, one line per member process, summed; a wait with no
         // usage line is dropped.
-        let waits = RemoteLayout.parseUsageSample(
+        let waits = RemoteUsage.parseUsageSample(
             "3 1.25 2048\nW 3 1500000000 1\nW 3 250000000 2\nW 9 1 1\nW 3 x 1\nW 3 -5 0\nW 3 5 -1\nW 3 5\n4 0.00 0\n")
         #expect(waits == [3: ResourceUsage(cpuSeconds: 1.25, peakMemoryBytes: 2048 * 1024, cpuWaitSeconds: 1.75, readyThreads: 3),
                           4: ResourceUsage(cpuSeconds: 0, peakMemoryBytes: nil)])

@@ -235,7 +235,7 @@ public final class SSHTransport: Transport {
                 guard !Task.isCancelled, c.isAlive, let self else { return }
                 guard self.state.withLock({ !$0.running.isEmpty }) else { continue }
                 guard let r = try? await c.run(sample, timeout: 10), r.succeeded else { continue }
-                self.deliver(RemoteLayout.parseUsageSample(r.stdoutText))
+                self.deliver(RemoteUsage.parseUsageSample(r.stdoutText))
             }
         }
         let old = state.withLock { s in
@@ -311,7 +311,7 @@ public final class SSHTransport: Transport {
             var usage = self.state.withLock { $0.running.removeValue(forKey: unit)?.usage }
             if Self.endedByItself(ending), connection.isAlive,
                let r = try? await connection.run(layout.takeUsage(unit), timeout: 30),
-               let cpu = RemoteLayout.parseTimes(r.stdoutText) {
+               let cpu = RemoteUsage.parseTimes(r.stdoutText) {
                 usage = ResourceUsage(cpuSeconds: cpu).atLeast(usage)
             }
             // An unusual ending (a signal, an exit code tests do not use): if the run's folder is gone, the agent's
