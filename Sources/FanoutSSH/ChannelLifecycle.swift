@@ -83,4 +83,63 @@ struct ChannelLifecycle {
         phase = .finished
         return .done
     }
+
+    /// What an operation's work on its open channel came to.
+    enum Work {
+        /// Nothing more to do until the socket or the channel has more; `progressed`: something moved.
+        case wait(progressed: Bool)
+        /// Something changed: step again.
+        case again
+        /// Done with the channel (its end, an error reported to the consumer): close it.
+        case close
+        /// The connection is gone (noted on the context): the session tears everything down.
+        case connectionLost
+    }
+
+    /// Advances the whole life as far as it goes without blocking; returns true when anything happened. The
+    /// operation supplies what differs: how to open its channel (`make`), what a refusal means (`refused`), whether
+    /// to keep the channel once open (`opened`: false closes it at once), its `work` while open, what to do as the
+    /// channel winds down (`windingDown`, each step) and once the server's CLOSE arrived (`closed`, before the free).
+    mutating func step(_ context: SessionContext, session: OpaquePointer, id: UInt64, make: () -> OpaquePointer?,
+                       refused: (String) -> Void, opened: () -> Bool, work: (OpaquePointer) -> Work,
+                       windingDown: () -> Void = {}, closed: (OpaquePointer) -> Void = { _ in }) -> Bool {
+        var progressed = false
+        while true {
+            switch phase {
+            case .queued, .opening:
+                switch open(context, session: session, id: id, make) {
+                case .pending:
+                    return progressed
+                case .connectionLost:
+                    return true
+                case .refused(let reason):
+                    refused(reason)
+                    return true
+                case .opened:
+                    progressed = true
+                    if !opened() { close() }
+                }
+
+            case .open(let ch):
+                switch work(ch) {
+                case .wait(let moved): return progressed || moved
+                case .again: progressed = true
+                case .close:
+                    progressed = true
+                    close()
+                case .connectionLost: return true
+                }
+
+            case .closing, .freeing:
+                windingDown()
+                switch windDown(context, closed: closed) {
+                case .pending(let moved): return progressed || moved
+                case .connectionLost, .done: return true
+                }
+
+            case .finished:
+                return progressed
+            }
+        }
+    }
 }

@@ -59,68 +59,44 @@ final class ExecOperation {
     /// Advances as far as possible. Returns true when anything happened (data delivered, state changed).
     func step(_ context: SessionContext) -> Bool {
         guard let session = context.session else { return false }
-        var progressed = false
-        while true {
-            switch life.phase {
-            case .queued, .opening:
-                switch life.open(context, session: session, id: id, { fanout_channel_open_session(session) }) {
-                case .pending:
-                    return progressed
-                case .connectionLost:
-                    return true
-                case .refused(let reason):
-                    finishSink(with: .failed(.channelFailed(context.endpoint, command: command, reason: reason)))
-                    return true
-                case .opened:
-                    progressed = true
-                    if sinkFinished { life.close() }
-                }
+        return life.step(context, session: session, id: id, make: { fanout_channel_open_session(session) },
+                         refused: { reason in
+                             finishSink(with: .failed(.channelFailed(context.endpoint, command: command, reason: reason)))
+                         },
+                         opened: { !sinkFinished },
+                         work: { ch in work(on: ch, context) },
+                         closed: { ch in
+                             if !sinkFinished {
+                                 let status = libssh2_channel_get_exit_status(ch)
+                                 finishSink(with: .exited(status: status, signal: exitSignal(ch, session)))
+                             }
+                         })
+    }
 
-            case let .open(ch) where !started:
-                let rc = fanout_channel_exec(ch, command)
-                if rc == LIBSSH2_ERROR_EAGAIN { return progressed }
-                progressed = true
-                if rc != 0 {
-                    if context.noteIfConnectionError(rc) { return true }
-                    finishSink(with: .failed(.channelFailed(
-                        context.endpoint, command: command,
-                        reason: context.lastErrorMessage(fallback: "exec request refused"))))
-                    life.close()
-                    continue
-                }
-                started = true
-
-            case let .open(ch):
-                let (moved, error) = drain(ch, context)
-                progressed = progressed || moved
-                if let error {
-                    if context.noteIfConnectionError(error) { return true }
-                    finishSink(with: .failed(.libssh2(
-                        context.endpoint, operation: "reading the output of `\(abbreviate(command))`", code: error,
-                        message: context.lastErrorMessage(fallback: "read failed"))))
-                    life.close()
-                    continue
-                }
-                guard libssh2_channel_eof(ch) != 0 else { return progressed }
-                progressed = true
-                life.close()
-
-            case .closing, .freeing:
-                let winding = life.windDown(context) { ch in
-                    if !sinkFinished {
-                        let status = libssh2_channel_get_exit_status(ch)
-                        finishSink(with: .exited(status: status, signal: exitSignal(ch, session)))
-                    }
-                }
-                switch winding {
-                case .pending(let moved): return progressed || moved
-                case .connectionLost, .done: return true
-                }
-
-            case .finished:
-                return progressed
+    /// On the open channel: send the exec request, then stream the output until the command's end of output.
+    private func work(on ch: OpaquePointer, _ context: SessionContext) -> ChannelLifecycle.Work {
+        if !started {
+            let rc = fanout_channel_exec(ch, command)
+            if rc == LIBSSH2_ERROR_EAGAIN { return .wait(progressed: false) }
+            if rc != 0 {
+                if context.noteIfConnectionError(rc) { return .connectionLost }
+                finishSink(with: .failed(.channelFailed(
+                    context.endpoint, command: command,
+                    reason: context.lastErrorMessage(fallback: "exec request refused"))))
+                return .close
             }
+            started = true
+            return .again
         }
+        let (moved, error) = drain(ch, context)
+        if let error {
+            if context.noteIfConnectionError(error) { return .connectionLost }
+            finishSink(with: .failed(.libssh2(
+                context.endpoint, operation: "reading the output of `\(abbreviate(command))`", code: error,
+                message: context.lastErrorMessage(fallback: "read failed"))))
+            return .close
+        }
+        return libssh2_channel_eof(ch) != 0 ? .close : .wait(progressed: moved)
     }
 
     /// Reads stdout and stderr until libssh2 has nothing more buffered (both streams: an unread stderr would

@@ -97,56 +97,31 @@ final class TunnelOperation {
     /// Advances as far as possible. Returns true when anything happened.
     func step(_ context: SessionContext) -> Bool {
         guard let session = context.session else { return false }
-        var progressed = false
-        while true {
-            switch life.phase {
-            case .queued, .opening:
-                switch life.open(context, session: session, id: id, { fanout_channel_direct_tcpip(session, host, Int32(port)) }) {
-                case .pending:
-                    return progressed
-                case .connectionLost:
-                    return true
-                case .refused(let reason):
-                    answer(.failure(.tunnelFailed(via: context.endpoint, target: "\(host):\(port)", reason: reason)))
-                    closeSocket()
-                    return true
-                case .opened:
-                    progressed = true
-                    if reply == nil && fd < 0 {
-                        life.close() // expired while the open was in flight
-                    } else {
-                        answer(.success(()))
-                    }
-                }
+        return life.step(context, session: session, id: id, make: { fanout_channel_direct_tcpip(session, host, Int32(port)) },
+                         refused: { reason in
+                             answer(.failure(.tunnelFailed(via: context.endpoint, target: "\(host):\(port)", reason: reason)))
+                             closeSocket()
+                         },
+                         opened: {
+                             // Expired while the open was in flight: closed at once.
+                             if reply == nil && fd < 0 { return false }
+                             answer(.success(()))
+                             return true
+                         },
+                         work: { ch in forward(ch, context) },
+                         windingDown: { closeSocket() })
+    }
 
-            case let .open(ch):
-                let (moved, error) = pump(ch, context)
-                progressed = progressed || moved
-                if let error {
-                    if context.noteIfConnectionError(error) { return true }
-                    life.close()
-                    continue
-                }
-                // The session behind closed its socket: the channel goes. The target closed and everything reached
-                // the socket: the session behind reads the end, then closes its socket.
-                if socketEOF && toChannelStart == toChannel.count {
-                    life.close()
-                    continue
-                }
-                if channelEOF && toSocketStart == toSocket.count { shutdownSocket() }
-                return progressed
-
-            case .closing, .freeing:
-                closeSocket()
-                switch life.windDown(context, closed: { _ in }) {
-                case .pending(let moved): return progressed || moved
-                case .connectionLost, .done: return true
-                }
-
-            case .finished:
-                return progressed
-            }
+    /// On the open channel: bytes both ways. The session behind closed its socket: the channel goes. The target
+    /// closed and everything reached the socket: the session behind reads the end, then closes its socket.
+    private func forward(_ ch: OpaquePointer, _ context: SessionContext) -> ChannelLifecycle.Work {
+        let (moved, error) = pump(ch, context)
+        if let error {
+            return context.noteIfConnectionError(error) ? .connectionLost : .close
         }
+        if socketEOF && toChannelStart == toChannel.count { return .close }
+        if channelEOF && toSocketStart == toSocket.count { shutdownSocket() }
+        return .wait(progressed: moved)
     }
 
     private func shutdownSocket() {
