@@ -8,29 +8,6 @@ import FanoutCore
 /// run's `bisectBudget`. Check units hold nothing else, are never cut or backed up, and only the failing check of a
 /// test found order-dependent adds an attempt to it (`RunLedger.recordCheck`).
 extension Dispatcher {
-    /// What a check unit is for.
-    struct OrderCheck: Sendable {
-        var victim: TestID
-        var destination: String
-        var framework: Framework
-        /// The unit it failed in, how it ended there, and the tests that ran before it there, in order.
-        var failedIn: Int
-        var failedAs: Outcome
-        var suspects: [TestID]
-        var stage = Stage.afterPredecessors
-        /// The alone stage: the failing attempt of the check after the predecessors, counted once it is confirmed.
-        var failedAgain: Attempt?
-
-        enum Stage: Sendable {
-            /// The classifying check: after the suspects, in their order.
-            case afterPredecessors
-            /// It failed there: once more alone, to tell order from chance.
-            case alone
-            /// A bisection step (its attempt is the search's).
-            case step
-        }
-    }
-
     /// Checks for these destinations wait for a slot, or a search of one of them will make more: a slot serving
     /// them waits rather than leaves. (A check for a destination whose agents are all gone holds no other slot; like
     /// queued work, it waits for one to be admitted again.)
@@ -55,9 +32,7 @@ extension Dispatcher {
             for id in item.testIDs where done.result.attempts[id]?.outcome == .passed {
                 let key = RunLedger.ResultKey(destination: item.destination, test: id)
                 guard checksMade[key] == nil,
-                      let failed = ledger.attempts(of: key).last(where: {
-                          $0.outcome.isFailure && $0.replayOf == nil && $0.unit != done.unit.id && ($0.position ?? 0) > 1
-                      }),
+                      let failed = OrderCheck.failure(toCheck: ledger.attempts(of: key), passedIn: done.unit.id),
                       let position = failed.position else { continue }
                 let suspects = ledger.predecessors(inUnit: failed.unit, before: position)
                 guard !suspects.isEmpty else { continue }
@@ -93,31 +68,16 @@ extension Dispatcher {
         // report, `replayOf` naming the test); a failing one counts once the alone stage confirms it.
         let attempt = ledger.recordCheck(done, victim: check.victim, replayOf: check.failedIn)
         let key = RunLedger.ResultKey(destination: check.destination, test: check.victim)
-        switch check.stage {
-        case .step:
+        switch check.next(after: attempt, unit: done.unit.id, ending: done.ending.description) {
+        case .answer:
             stepWaiters.removeValue(forKey: done.unit.id)?.resume(returning: attempt)
-            return
-        case .afterPredecessors:
-            guard let attempt, attempt.outcome == check.failedAs else {
-                let how = attempt.map { "it \($0.outcome.rawValue)" } ?? "it did not run (\(done.ending))"
-                progress(.phase("order check of \(check.victim): \(how) after the tests that preceded its failure: "
-                    + (attempt?.outcome == .passed ? "flaky, not order-dependent" : "no verdict on its order")))
-                return
-            }
-            var alone = check
-            alone.stage = .alone
-            alone.failedAgain = attempt
-            alone.failedAgain?.unit = done.unit.id
+        case .runAlone(let alone):
             enqueue(alone, before: [])
-            return
-        case .alone:
-            guard attempt?.outcome == .passed, let failedAgain = check.failedAgain else {
-                progress(.phase("order check of \(check.victim): it failed again after the tests that preceded it, "
-                    + "but \(attempt.map { "\($0.outcome.rawValue)" } ?? "did not run") alone too: flaky, not order-dependent"))
-                return
-            }
-            ledger.count(failedAgain, of: check.victim, destination: check.destination)
-            confirmed(check, key: key, checkUnit: failedAgain.unit)
+        case .notOrderDependent(let why):
+            progress(.phase(why))
+        case .orderDependent(let counted):
+            ledger.count(counted, of: check.victim, destination: check.destination)
+            confirmed(check, key: key, checkUnit: counted.unit)
         }
     }
 
