@@ -89,6 +89,12 @@ public final class HistoryStore: Sendable {
         }
     }
 
+    /// Closes the database: SQLite folds its write-ahead log into the file, so the file alone holds the history
+    /// (what a CI cache copies). Nothing may use the store after.
+    public func close() {
+        try? dbQueue.close()
+    }
+
     /// A store that lives in memory only, for tests and for runs that must not touch the disk.
     public static func inMemory(retention: Int = defaultRetention) throws(HistoryError) -> HistoryStore {
         do {

@@ -97,6 +97,12 @@ import Testing
         let store = try session.store()
         #expect(try session.existing() === store && (try session.store()) === store && session.opens == 1)
 
+        // Another run moved the file aside meanwhile (a corrupt history): the session opens the one now at the path.
+        try FileManager.default.moveItem(atPath: dir.file("h/history.sqlite"), toPath: dir.file("h/aside.sqlite"))
+        let again = try session.store()
+        #expect(again !== store && session.opens == 2 && FileManager.default.fileExists(atPath: dir.file("h/history.sqlite")))
+        session.close()
+
         // A corrupt file is moved aside at the open: said once.
         try Data("not a database".utf8).write(to: URL(fileURLWithPath: dir.file("bad.sqlite")))
         let bad = HistorySession(path: dir.file("bad.sqlite"))

@@ -44,7 +44,7 @@ struct ConcurrentHistoryTests {
         let runs = 15, classes = 30, tests = 6
         let errors = together { side in
             for n in 0..<runs {
-                var run = ReportBuilder("w\(side)-\(n)", minute: n * 2 + side)
+                var run = RecordedRunBuilder("w\(side)-\(n)", minute: n * 2 + side)
                 for c in 0..<classes { run.addClass("Class\(c)", tests: tests, actual: Double(c) / 10) }
                 try stores[side].record(run.build())
                 // A reader between the writes, as a run that plans while another records.
@@ -84,7 +84,7 @@ struct ConcurrentHistoryTests {
             }
             #expect(aside.count == 1, "round \(round): moved aside once, never twice: \((try? folder.files()) ?? [])")
             // Both write into the one fresh file.
-            var run = ReportBuilder("round-\(round)", minute: round)
+            var run = RecordedRunBuilder("round-\(round)", minute: round)
             run.addClass("LoginTests", actual: 1)
             try stores[0].record(run.build())
             #expect(try stores[1].recentRuns(limit: 5).map(\.runID) == ["round-\(round)"], "round \(round)")

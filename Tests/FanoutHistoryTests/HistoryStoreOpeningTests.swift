@@ -28,7 +28,7 @@ struct HistoryStoreOpeningTests {
         let path = folder.path("history.sqlite")
         do {
             let (store, _) = try HistoryStore.open(at: path)
-            var run = ReportBuilder("run-1", minute: 0)
+            var run = RecordedRunBuilder("run-1", minute: 0)
             run.addClass("LoginTests", actual: 2.5)
             try store.record(run.build())
         }
@@ -192,7 +192,7 @@ struct HistoryStoreOpeningTests {
         #expect(warnings.isEmpty)
         #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
         #expect(try store.measurements(of: test, destination: "local").map(\.runID) == ["old"], "the old row is kept")
-        var run = ReportBuilder("new", minute: 0)
+        var run = RecordedRunBuilder("new", minute: 0)
         run.addMeasurement(test, values: [0.25], hardwareClass: nil)
         try store.record(run.build())
         let trend = try store.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
@@ -245,7 +245,7 @@ struct HistoryStoreOpeningTests {
         #expect(old.units.first?.cpuSeconds == nil && old.units.first?.peakMemoryBytes == nil)
         #expect(old.classes.first?.cpuSeconds == nil)
 
-        var run = ReportBuilder("new", minute: 0)
+        var run = RecordedRunBuilder("new", minute: 0)
         run.addClass("HeavyTests", tests: 2, actual: 4)
         run.classes[0].cpuSeconds = 8
         run.addUnit(id: 1, suites: ["AppTests.HeavyTests"], duration: 4, cpuSeconds: 8, peakMemoryBytes: 1_000_000)
@@ -266,7 +266,7 @@ struct HistoryStoreOpeningTests {
     private func writeRealHistory(at path: String, runs: Int) throws {
         let (store, _) = try HistoryStore.open(at: path)
         for minute in 0..<runs {
-            var run = ReportBuilder("run-\(minute)", minute: minute)
+            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
             for index in 0..<10 { run.addClass("Class\(index)", tests: 5, actual: Double(index)) }
             try store.record(run.build())
         }
@@ -280,7 +280,7 @@ struct HistoryStoreOpeningTests {
 
     private func expectWorking(_ store: HistoryStore) throws {
         #expect(try store.recentRuns(limit: 10).isEmpty)
-        var run = ReportBuilder("after", minute: 0)
+        var run = RecordedRunBuilder("after", minute: 0)
         run.addClass("LoginTests", actual: 1.5)
         try store.record(run.build())
         #expect(try store.timingHistory(destination: "local").classes.count == 1)

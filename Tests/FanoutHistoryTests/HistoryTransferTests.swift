@@ -13,7 +13,7 @@ struct HistoryTransferTests {
     func sampleStore(retention: Int = HistoryStore.defaultRetention) throws -> HistoryStore {
         let store = try HistoryStore.inMemory(retention: retention)
         for minute in 0..<3 {
-            var run = ReportBuilder("run-\(minute)", minute: minute)
+            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", tests: 3, actual: 1.5 + Double(minute))
             run.addClass("CartTests", tests: 2, actual: 0.4, outcome: .crashed, complete: false)
             run.addClass("LoginTests", tests: 3, actual: 4.5 * Double(minute + 1), destination: "release")
@@ -76,7 +76,7 @@ struct HistoryTransferTests {
         let original = try HistoryStore.inMemory()
         let test = TestID(suite: login, name: "testMeasureLogin")
         for minute in 0..<3 {
-            var run = ReportBuilder("run-\(minute)", minute: minute)
+            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
             run.addMeasurement(test, values: [Double(minute) + 1], hardwareClass: "Intel Xeon × 8", baseline: minute > 0 ? 1.5 : nil)
             try original.record(run.build())
         }
@@ -133,7 +133,7 @@ struct HistoryTransferTests {
         for shard in 1...2 {
             let job = try HistoryStore.inMemory()
             _ = try job.importRuns(shared)
-            var run = ReportBuilder("shard-\(shard)", minute: 10)
+            var run = RecordedRunBuilder("shard-\(shard)", minute: 10)
             run.addClass(shard == 1 ? "LoginTests" : "CartTests", actual: Double(shard))
             try job.record(run.build())
             jobs.append(try job.exportRuns())
@@ -165,7 +165,7 @@ struct HistoryTransferTests {
         let original = try HistoryStore.inMemory()
         let killed = TestID(suite: login, name: "testHeavy")
         for minute in 0..<2 {
-            var run = ReportBuilder("run-\(minute)", minute: minute)
+            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", tests: 2, actual: 4)
             run.classes[0].cpuSeconds = 6 + Double(minute)
             run.addTest(killed, outcome: .timedOut, attempts: [(.timedOut, 60 + Double(minute))])

@@ -373,10 +373,14 @@ public final class SSHTransport: Transport {
         return AgentResourcesProbe.parse(r.stdoutText)
     }
 
-    /// Appended to the run's list the watchdog runs when it reaps the run (``RemoteLayout/runIfCoordinatorGone(_:)``).
-    /// Best effort: with no connection or no run folder, there is nothing to reap either.
+    /// Appended to the run's list the watchdog runs when it reaps the run (``RemoteLayout/runIfCoordinatorGone(_:)``),
+    /// over the open connection. Best effort, and never a wait: a lost agent, or one with no connection or run folder
+    /// yet, has nothing to reap.
     public func runIfCoordinatorGone(_ command: Command) async {
-        guard let layout = state.withLock({ $0.layout }), let c = try? await connection() else { return }
+        guard let (layout, c) = state.withLock({ s -> (RemoteLayout, SSHConnection)? in
+            guard s.lost == nil, let layout = s.layout, let c = s.connection else { return nil }
+            return (layout, c)
+        }) else { return }
         _ = try? await c.run(layout.runIfCoordinatorGone(command), timeout: 30)
     }
 

@@ -123,7 +123,7 @@ extension ConfigFile {
 
     /// `queue:`: the build's shared queue (docs/queue-mode.md).
     static func queue(_ queue: ConfigNode) throws(FanoutError) -> QueueJob {
-    // The URL and the timings; the build id and the worker come from flags, FANOUT_* or the CI (QueueJob).
+        // The URL and the timings; the build id and the worker come from flags, FANOUT_* or the CI (QueueJob).
         let q = try queue.mapping(allowed: ["url", "lease", "seed_wait", "expires_after", "requeue_budget"])
         guard let url = q["url"] else { throw queue.fail("needs a url (postgres://USER@HOST:PORT/DATABASE)") }
         var job = QueueJob(url: try url.string(), build: "", worker: "")

@@ -8,29 +8,56 @@ import Synchronization
 /// stage tries again, as each did on its own before.
 final class HistorySession: Sendable {
     let path: String
-    private let state = Mutex<(store: HistoryStore?, notes: [String], opens: Int)>((nil, [], 0))
+    private let state = Mutex<(store: HistoryStore?, file: FileIdentity?, notes: [String], opens: Int)>((nil, nil, [], 0))
+
+    /// Which file was opened: one moved aside (a corrupt history, by another run) and replaced is another file.
+    private struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+
+        init?(_ path: String) {
+            guard let a = try? FileManager.default.attributesOfItem(atPath: path),
+                  let device = (a[.systemNumber] as? NSNumber)?.uint64Value,
+                  let inode = (a[.systemFileNumber] as? NSNumber)?.uint64Value else { return nil }
+            self.device = device
+            self.inode = inode
+        }
+    }
 
     init(path: String) { self.path = path }
 
     /// The store, when the history exists (or this run already opened it); nil when there is none yet: reading
     /// does not create one.
     func existing() throws(HistoryError) -> HistoryStore? {
-        if let store = state.withLock({ $0.store }) { return store }
+        if let store = current() { return store }
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try store()
     }
 
     /// The store, created when it does not exist yet.
     func store() throws(HistoryError) -> HistoryStore {
-        if let store = state.withLock({ $0.store }) { return store }
+        if let store = current() { return store }
         let (opened, notes) = try HistoryStore.open(at: path)
+        let file = FileIdentity(path)
         return state.withLock { s in
             if let store = s.store { return store }
             s.store = opened
+            s.file = file
             s.notes += notes
             s.opens += 1
             return opened
         }
+    }
+
+    /// The open store while it is still the history at `path` as this Fanout knows it: one that another run moved
+    /// aside (and replaced), or that a newer Fanout migrated meanwhile, is closed and opened again (which says why
+    /// it cannot be used, as opening did before each stage kept its own).
+    private func current() -> HistoryStore? {
+        guard let (store, file) = state.withLock({ s in s.store.map { ($0, s.file) } }) else { return nil }
+        let same = file != nil && FileIdentity(path) == file
+        if same, let version = try? store.schemaVersion(), version <= HistoryStore.currentSchemaVersion { return store }
+        close()
+        return nil
     }
 
     /// Ends the session: the store's last connection closes, and SQLite folds its write-ahead log into the file, so
@@ -38,10 +65,10 @@ final class HistorySession: Sendable {
     /// opens it again.
     func close() {
         let store = state.withLock { s -> HistoryStore? in
-            defer { s.store = nil }
+            defer { s.store = nil; s.file = nil }
             return s.store
         }
-        _ = store
+        store?.close()
     }
 
     /// How many times this session opened the file (1 once it is open: tests check that a run opens it once).

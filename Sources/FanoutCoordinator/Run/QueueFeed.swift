@@ -266,6 +266,7 @@ struct QueueFeed: Sendable {
         retry.estimate = max(failed.reduce(0) { $0 + $1.duration }, 0.001)
         retry.queueItem = nil
         retry.requeues = 0
+        retry.lostBeforeStart = nil
         retry.avoidAgent = nil // another job's agents: the queue steers the retry away from this job instead
         return retry
     }

@@ -1,5 +1,6 @@
 /// How often leftovers of a unit may go back to the queue. Each loss of an agent spends the budget (the collector
-/// has already charged units that ended before finishing any test), so no unit cycles forever.
+/// has already charged units that ended before finishing any test), except a loss before the unit's process started
+/// any test, which spends the loss budget: so no unit cycles forever.
 public struct RequeuePolicy: Sendable, Hashable {
     /// Re-queues allowed per item before its tests are reported not run.
     public var budget: Int

@@ -1,8 +1,10 @@
 import FanoutCore
 import Foundation
 
-/// Builds small but complete RunReports by hand: one call per class adds its ClassReport and the results of its tests.
-struct ReportBuilder {
+/// Builds small but complete runs for the history to record, placed on a timeline (`minute`): one call per class
+/// adds its ClassReport and the results of its tests. (The writers' tests have their own `ReportBuilder`: every
+/// outcome, units with logs, two destinations; a run on a timeline is what the history's tests need.)
+struct RecordedRunBuilder {
     var runID: String
     var startedAt: Date
     var destination: String
