@@ -108,15 +108,39 @@ struct SuiteResult: Codable, Sendable {
     }
 }
 
-/// The discrete-event simulation at scale.
+/// The discrete-event simulation at scale: what it was asked and what it measured, as one flat JSON object (the
+/// `sims[]` entries of docs/bench-results.json); their fields are read as the result's own.
+@dynamicMemberLookup
 struct SimulationResult: Codable, Sendable {
-    var classes: Int
-    var agents: Int
-    var slotsPerAgent: Int
-    var noise: Double
-    var failFraction: Double
-    var seed: UInt64
-    var overhead: Double
+    var setup: SimulationSetup
+    var outcome: SimulationOutcome
+
+    init(setup: SimulationSetup, outcome: SimulationOutcome) {
+        self.setup = setup
+        self.outcome = outcome
+    }
+
+    init(from decoder: any Decoder) throws {
+        setup = try SimulationSetup(from: decoder)
+        outcome = try SimulationOutcome(from: decoder)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try setup.encode(to: encoder)
+        try outcome.encode(to: encoder)
+    }
+
+    subscript<T>(dynamicMember path: KeyPath<SimulationSetup, T>) -> T { setup[keyPath: path] }
+    subscript<T>(dynamicMember path: KeyPath<SimulationOutcome, T>) -> T { outcome[keyPath: path] }
+
+    var ratio: Double { outcome.lowerBound > 0 ? outcome.makespan / outcome.lowerBound : 1 }
+    var accountedFor: Bool {
+        outcome.itemsMissing == 0 && outcome.itemsCompletedTwice == 0 && outcome.itemsCompleted == setup.classes
+    }
+}
+
+/// What a simulation measured.
+struct SimulationOutcome: Codable, Sendable {
     var estimateModel: String
     var schedulerInitSeconds: Double
     var planSeconds: Double
@@ -145,9 +169,6 @@ struct SimulationResult: Codable, Sendable {
     var itemsCompletedTwice: Int
     var itemsMissing: Int
     var peakRSSMiB: Double
-
-    var ratio: Double { lowerBound > 0 ? makespan / lowerBound : 1 }
-    var accountedFor: Bool { itemsMissing == 0 && itemsCompletedTwice == 0 && itemsCompleted == classes }
 }
 
 /// The 32-agent fleet on loopback.

@@ -33,8 +33,9 @@ struct Simulate: ParsableCommand {
     @OptionGroup var output: ResultsFileOption
 
     func run() throws {
-        let sim = Simulation(classes: classes, agents: agents, slotsPerAgent: slots, noise: noise, failFraction: fail,
-                             seed: seed, overhead: overhead, median: median, sigma: sigma)
+        let setup = SimulationSetup(classes: classes, agents: agents, slotsPerAgent: slots, noise: noise,
+                                    failFraction: fail, seed: seed, overhead: overhead)
+        let sim = Simulation(setup: setup, median: median, sigma: sigma)
         let r = sim.run()
         try output.write(r)
         print("""

@@ -6,9 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The real `Scheduler` driven on a virtual clock over a huge simulated fleet: lognormal estimates, actual durations
-/// with noise around them, and agents that die mid-run (their unfinished items go back through `requeue`).
-struct Simulation {
+/// What a simulation is asked: the fleet, the noise, the failures. Its result carries it back.
+struct SimulationSetup: Codable, Sendable {
     var classes: Int
     var agents: Int
     var slotsPerAgent: Int
@@ -17,6 +16,12 @@ struct Simulation {
     var seed: UInt64
     /// Seconds to start one test process (a Linux .xctest: ~15 ms).
     var overhead: Double
+}
+
+/// The real `Scheduler` driven on a virtual clock over a huge simulated fleet: lognormal estimates, actual durations
+/// with noise around them, and agents that die mid-run (their unfinished items go back through `requeue`).
+struct Simulation {
+    var setup: SimulationSetup
     var median: Double
     var sigma: Double
     var planningRepeats = 3
@@ -34,6 +39,8 @@ struct Simulation {
     }
 
     func run() -> SimulationResult {
+        let (classes, agents, slotsPerAgent) = (setup.classes, setup.agents, setup.slotsPerAgent)
+        let (noise, failFraction, seed, overhead) = (setup.noise, setup.failFraction, setup.seed, setup.overhead)
         var rng = SeededRandom(seed: seed)
         let destination = "sim"
         var items: [WorkItem] = []
@@ -185,9 +192,7 @@ struct Simulation {
         getrusage(RUSAGE_SELF, &usage)
         let peakRSSBytes = Double(usage.ru_maxrss) // bytes on Darwin
         #endif
-        return SimulationResult(
-            classes: classes, agents: agents, slotsPerAgent: slotsPerAgent, noise: noise, failFraction: failFraction,
-            seed: seed, overhead: overhead,
+        return SimulationResult(setup: setup, outcome: SimulationOutcome(
             estimateModel: "lognormal estimates (median \(median) s, σ \(sigma)); actual = estimate × max(0.05, 1 + \(noise)·N(0,1))",
             schedulerInitSeconds: medianOf(initTimes), planSeconds: medianOf(planTimes),
             planningMinSeconds: zip(initTimes, planTimes).map { $0 + $1 }.min() ?? 0,
@@ -200,7 +205,7 @@ struct Simulation {
             requeuedItems: requeuedItems, itemsCompleted: completions.filter { $0 >= 1 }.count,
             itemsCompletedTwice: completions.filter { $0 > 1 }.count,
             itemsMissing: completions.filter { $0 == 0 }.count,
-            peakRSSMiB: peakRSSBytes / (1024 * 1024))
+            peakRSSMiB: peakRSSBytes / (1024 * 1024)))
     }
 
     /// The smallest T with Σ min(T, end of slot) ≥ work: no schedule finishes the work before T.

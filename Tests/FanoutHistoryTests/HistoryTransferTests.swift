@@ -185,6 +185,9 @@ struct HistoryTransferTests {
         #expect(unit["cpuSeconds"] as? Double == 70.5)
         #expect(unit["peakMemoryBytes"] as? Int == 3_000_000_000)
         #expect(unit["cores"] as? Int == 2)
+        #expect(Set(unit.keys) == ["agent", "cores", "cpuSeconds", "destination", "duration", "ending", "estimate",
+                                   "framework", "id", "peakMemoryBytes", "slot", "startedAt", "suites", "testCount"],
+                "one flat object: the unit's summary and the history's own keys side by side")
         #expect((run["classes"] as? [[String: Any]])?.first?["cpuSeconds"] as? Double == 6)
 
         let copy = try HistoryStore.inMemory()

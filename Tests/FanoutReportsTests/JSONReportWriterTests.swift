@@ -16,6 +16,38 @@ import Testing
         #expect(decoded.startedAt == report.startedAt)
     }
 
+    @Test func aUnitIsOneFlatObjectOfItsSummaryAndItsProcess() throws {
+        var unit = UnitReport(id: 3, destination: "local", framework: .xctest, agent: "agent-1", slot: 1,
+                              suites: ["AppTests.LoginTests"], testCount: 4, estimate: 2, startedAt: 1.5,
+                              duration: 3.25, ending: "exit 1", command: "run 'it'", log: "out", takenFrom: 2,
+                              handedOver: 1)
+        unit.cpuSeconds = 4.5
+        unit.peakMemoryBytes = 1 << 31
+        unit.cpuWaitSeconds = 0.5
+        unit.concurrent = true
+        unit.replayOf = "AppTests.LoginTests/testA"
+        #expect(unit.summary.cpuSeconds == 4.5 && unit.agent == "agent-1", "the summary's fields read as the unit's")
+        var report = ReportBuilder().build()
+        report.units = [unit]
+        let data = try writer.encode(report)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let written = try #require((object["units"] as? [[String: Any]])?.first)
+        #expect(Set(written.keys) == [
+            "agent", "command", "concurrent", "cpuSeconds", "cpuWaitSeconds", "destination", "duration", "ending",
+            "estimate", "framework", "handedOver", "id", "log", "peakMemoryBytes", "replayOf", "slot", "startedAt",
+            "suites", "takenFrom", "testCount",
+        ])
+        #expect(written["cpuSeconds"] as? Double == 4.5 && written["takenFrom"] as? Int == 2)
+        #expect(try JSONReportReader().decode(data).units == [unit])
+        // A unit as reports before CPU, stealing and order checks wrote it still reads.
+        let old = Data(#"""
+            {"agent":"agent-1","command":"run","destination":"local","duration":2,"ending":"exit 0","estimate":1,
+             "framework":"xctest","id":1,"log":"","slot":0,"startedAt":0,"suites":["AppTests.LoginTests"],"testCount":1}
+            """#.utf8)
+        let read = try JSONDecoder().decode(UnitReport.self, from: old)
+        #expect(read.ending == "exit 0" && read.cpuSeconds == nil && read.takenFrom == nil && read.concurrent == nil)
+    }
+
     @Test func emptyReportRoundTrips() throws {
         let report = ReportBuilder().build()
         #expect(try JSONReportReader().decode(writer.encode(report)) == report)

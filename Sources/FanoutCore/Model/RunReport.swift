@@ -164,22 +164,15 @@ public struct StealReport: Codable, Sendable, Hashable {
     }
 }
 
-/// One test process that ran (or was meant to run) a unit.
+/// One test process that ran (or was meant to run) a unit: its ``UnitSummary`` (whose fields it reads and writes as
+/// its own, and encodes as its own keys) and the process itself.
+@dynamicMemberLookup
 public struct UnitReport: Codable, Sendable, Hashable {
-    public var id: Int
-    public var destination: String
-    public var framework: Framework
-    public var agent: String
-    public var slot: Int
-    /// `Module.Class` of every class in the unit (with `(n tests)` when only some of its tests were selected).
-    public var suites: [String]
-    public var testCount: Int
+    public var summary: UnitSummary
     public var estimate: Double
     /// Seconds since the run started.
     public var startedAt: Double
     public var duration: Double
-    /// `exit 0`, `exit 1`, `signal 9`, `timed out`, `agent lost`, ...
-    public var ending: String
     /// The command line that ran (already quoted for a shell), for reproducing the unit by hand.
     public var command: String
     /// Standard output then standard error of the process, cut to a bounded size (head and tail kept).
@@ -188,16 +181,9 @@ public struct UnitReport: Codable, Sendable, Hashable {
     public var takenFrom: Int?
     /// Work stealing: how many of its tests this unit handed over to other units before it started them.
     public var handedOver: Int?
-    /// CPU seconds (user + system) of its processes, and the peak resident memory of the largest, in bytes.
-    /// Absent when the agent could not measure them.
-    public var cpuSeconds: Double?
-    public var peakMemoryBytes: Int64?
     /// Seconds its processes were ready to run but waited for a core (``ResourceUsage/cpuWaitSeconds``): what
     /// sharing the cores cost it. Absent when the agent could not measure it.
     public var cpuWaitSeconds: Double?
-    /// True when its process ran tests at the same time (Swift Testing): its tests' `position`s are the order they
-    /// started, and a test's predecessors may have overlapped it. Absent: one test after another.
-    public var concurrent: Bool?
     /// An order check (`--retries`): the test (`Module.Class/test`) it replayed after the tests that preceded its
     /// failure; only that test's attempt counts.
     public var replayOf: String?
@@ -205,21 +191,52 @@ public struct UnitReport: Codable, Sendable, Hashable {
     public init(id: Int, destination: String, framework: Framework, agent: String, slot: Int, suites: [String],
                 testCount: Int, estimate: Double, startedAt: Double, duration: Double, ending: String,
                 command: String, log: String, takenFrom: Int? = nil, handedOver: Int? = nil) {
-        self.id = id
-        self.destination = destination
-        self.framework = framework
-        self.agent = agent
-        self.slot = slot
-        self.suites = suites
-        self.testCount = testCount
+        self.summary = UnitSummary(id: id, destination: destination, framework: framework, agent: agent, slot: slot,
+                                   suites: suites, testCount: testCount, ending: ending)
         self.estimate = estimate
         self.startedAt = startedAt
         self.duration = duration
-        self.ending = ending
         self.command = command
         self.log = log
         self.takenFrom = takenFrom
         self.handedOver = handedOver
+    }
+
+    public subscript<T>(dynamicMember path: WritableKeyPath<UnitSummary, T>) -> T {
+        get { summary[keyPath: path] }
+        set { summary[keyPath: path] = newValue }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case estimate, startedAt, duration, command, log, takenFrom, handedOver, cpuWaitSeconds, replayOf
+    }
+
+    public init(from decoder: any Decoder) throws {
+        summary = try UnitSummary(from: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        estimate = try c.decode(Double.self, forKey: .estimate)
+        startedAt = try c.decode(Double.self, forKey: .startedAt)
+        duration = try c.decode(Double.self, forKey: .duration)
+        command = try c.decode(String.self, forKey: .command)
+        log = try c.decode(String.self, forKey: .log)
+        takenFrom = try c.decodeIfPresent(Int.self, forKey: .takenFrom)
+        handedOver = try c.decodeIfPresent(Int.self, forKey: .handedOver)
+        cpuWaitSeconds = try c.decodeIfPresent(Double.self, forKey: .cpuWaitSeconds)
+        replayOf = try c.decodeIfPresent(String.self, forKey: .replayOf)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(estimate, forKey: .estimate)
+        try c.encode(startedAt, forKey: .startedAt)
+        try c.encode(duration, forKey: .duration)
+        try c.encode(command, forKey: .command)
+        try c.encode(log, forKey: .log)
+        try c.encodeIfPresent(takenFrom, forKey: .takenFrom)
+        try c.encodeIfPresent(handedOver, forKey: .handedOver)
+        try c.encodeIfPresent(cpuWaitSeconds, forKey: .cpuWaitSeconds)
+        try c.encodeIfPresent(replayOf, forKey: .replayOf)
     }
 }
 

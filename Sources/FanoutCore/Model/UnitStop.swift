@@ -26,5 +26,5 @@ public enum UnitStop: String, Sendable, CaseIterable {
 
 extension UnitReport {
     /// Whether Fanout stopped this unit for the run's good (work stealing, or its twin won), and how.
-    public var stop: UnitStop? { UnitStop(ending: ending) }
+    public var stop: UnitStop? { UnitStop(ending: summary.ending) }
 }

@@ -66,29 +66,48 @@ public struct HistoryRun: Codable, Sendable, Hashable {
         self.measurements = measurements
     }
 
-    /// One test process of the run: what the history keeps of a report's ``UnitReport`` (no command, no log), made
-    /// only here (from a report, or from the store's rows), so it has no public initializer.
+    /// One test process of the run: what the history keeps of a report's ``UnitReport`` (its ``UnitSummary``, its
+    /// times and the agent's cores; no command, no log), made only here (from a report, or from the store's rows), so
+    /// it has no public initializer. Its JSON is one flat object, as docs/history-format.md has it.
+    @dynamicMemberLookup
     public struct UnitRun: Codable, Sendable, Hashable {
-        public var id: Int
-        public var destination: String
-        public var framework: Framework
-        public var agent: String
-        public var slot: Int
-        /// `Module.Class` of every class in the unit.
-        public var suites: [String]
-        public var testCount: Int
+        public var summary: UnitSummary
         public var estimate: Double?
         /// Seconds since the run started.
         public var startedAt: Double?
         public var duration: Double?
-        public var ending: String
-        /// CPU seconds (user + system) of its processes, and the peak resident memory of the largest, in bytes.
-        public var cpuSeconds: Double?
-        public var peakMemoryBytes: Int64?
         /// Online CPUs of the agent's machine.
         public var cores: Int?
-        /// Its process ran tests at the same time (Swift Testing): positions are the order tests started.
-        public var concurrent: Bool?
+
+        init(summary: UnitSummary, estimate: Double?, startedAt: Double?, duration: Double?, cores: Int?) {
+            self.summary = summary
+            self.estimate = estimate
+            self.startedAt = startedAt
+            self.duration = duration
+            self.cores = cores
+        }
+
+        public subscript<T>(dynamicMember path: KeyPath<UnitSummary, T>) -> T { summary[keyPath: path] }
+
+        private enum CodingKeys: String, CodingKey { case estimate, startedAt, duration, cores }
+
+        public init(from decoder: any Decoder) throws {
+            summary = try UnitSummary(from: decoder)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            estimate = try c.decodeIfPresent(Double.self, forKey: .estimate)
+            startedAt = try c.decodeIfPresent(Double.self, forKey: .startedAt)
+            duration = try c.decodeIfPresent(Double.self, forKey: .duration)
+            cores = try c.decodeIfPresent(Int.self, forKey: .cores)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            try summary.encode(to: encoder)
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(estimate, forKey: .estimate)
+            try c.encodeIfPresent(startedAt, forKey: .startedAt)
+            try c.encodeIfPresent(duration, forKey: .duration)
+            try c.encodeIfPresent(cores, forKey: .cores)
+        }
     }
 
     /// One class (or Swift Testing suite) on one destination: the samples class estimates come from.
@@ -253,11 +272,8 @@ extension HistoryRun {
             predictedMakespan: plan.predictedMakespan, plannedLowerBound: plan.lowerBound,
             totalEstimate: plan.totalEstimate, counts: report.counts,
             units: report.units.map { unit in
-                UnitRun(id: unit.id, destination: unit.destination, framework: unit.framework, agent: unit.agent,
-                        slot: unit.slot, suites: unit.suites, testCount: unit.testCount, estimate: unit.estimate,
-                        startedAt: unit.startedAt, duration: unit.duration, ending: unit.ending,
-                        cpuSeconds: unit.cpuSeconds, peakMemoryBytes: unit.peakMemoryBytes,
-                        cores: cores[unit.agent] ?? nil, concurrent: unit.concurrent)
+                UnitRun(summary: unit.summary, estimate: unit.estimate, startedAt: unit.startedAt,
+                        duration: unit.duration, cores: cores[unit.agent] ?? nil)
             },
             classes: report.classes.map { entry in
                 ClassRun(destination: entry.destination, framework: entry.framework, module: entry.suite.module,

@@ -102,11 +102,12 @@ extension HistoryStore {
     private static func exportedUnits(run: Int64, _ db: Database) throws -> [HistoryRun.UnitRun] {
         try Row.fetchAll(db, sql: "SELECT * FROM unit_runs WHERE run = ? ORDER BY unit_id", arguments: [run]).map { row in
             HistoryRun.UnitRun(
-                id: row["unit_id"], destination: row["destination"], framework: try framework(row["framework"]),
-                agent: row["agent"], slot: row["slot"], suites: decodeJSON([String].self, from: row["suites"]) ?? [],
-                testCount: row["test_count"], estimate: row["estimate"], startedAt: row["started_at"],
-                duration: row["duration"], ending: row["ending"], cpuSeconds: row["cpu_seconds"],
-                peakMemoryBytes: row["peak_memory"], cores: row["cores"], concurrent: row["concurrent"])
+                summary: UnitSummary(
+                    id: row["unit_id"], destination: row["destination"], framework: try framework(row["framework"]),
+                    agent: row["agent"], slot: row["slot"], suites: decodeJSON([String].self, from: row["suites"]) ?? [],
+                    testCount: row["test_count"], ending: row["ending"], cpuSeconds: row["cpu_seconds"],
+                    peakMemoryBytes: row["peak_memory"], concurrent: row["concurrent"]),
+                estimate: row["estimate"], startedAt: row["started_at"], duration: row["duration"], cores: row["cores"])
         }
     }
 
