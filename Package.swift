@@ -63,11 +63,11 @@ let package = Package(
                 swiftSettings: strict),
         .testTarget(name: "FanoutCoreTests", dependencies: ["FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutRunnersTests", dependencies: ["FanoutRunners", "FanoutCore"], swiftSettings: strict),
-        .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore", "FanoutTestSupport"], swiftSettings: strict),
         .testTarget(name: "FanoutAgentsTests", dependencies: ["FanoutAgents", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutSSHTests", dependencies: ["FanoutSSH"], swiftSettings: strict),
         .testTarget(name: "FanoutQueueTests", dependencies: ["FanoutQueue", "FanoutTestSupport"], swiftSettings: strict),
-        .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore", "FanoutTestSupport"], swiftSettings: strict),
         // The Coordinator's fast tests: the dispatcher, the config, the run loop on scripted agents and a virtual
         // clock, and the module map's rules; no process, no agent, no fixture build (under a minute on its own:
         // `swift test --filter FanoutCoordinatorTests`).

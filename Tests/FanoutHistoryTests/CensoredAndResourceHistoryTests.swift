@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutHistory
 import Testing
 
@@ -14,7 +15,7 @@ struct CensoredAndResourceHistoryTests {
 
     /// Run 1 of a CPU-heavy class: two tests pass, the third is killed at 60 s, the fourth never starts.
     func killedRun(_ id: String, minute: Int, killedAt: Double = 60) -> RunReport {
-        var run = RecordedRunBuilder(id, minute: minute)
+        var run = ReportBuilder(id, minute: minute)
         run.addClass("HeavyTests", tests: 0, actual: 12 + killedAt, outcome: .timedOut, complete: false)
         run.classes[0].testCount = 4
         run.addTest(test("test0"), outcome: .passed, attempts: [(.passed, 5)])
@@ -50,7 +51,7 @@ struct CensoredAndResourceHistoryTests {
             try store.record(killedRun("killed-\(minute)", minute: minute, killedAt: killedAt))
         }
         for minute in 4..<10 {
-            var run = RecordedRunBuilder("whole-\(minute)", minute: minute)
+            var run = ReportBuilder("whole-\(minute)", minute: minute)
             run.addClass("HeavyTests", tests: 4, actual: 40, testSeconds: 10)
             try store.record(run.build())
         }
@@ -77,7 +78,7 @@ struct CensoredAndResourceHistoryTests {
 
     @Test func splitAndStolenClassesStillTeachTheirTests() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         // Split by methods (or cut by stealing): the class ran in several processes, so its time is not complete.
         run.addClass("HeavyTests", tests: 3, actual: 6, complete: false, testSeconds: 2)
         run.addClass("LoginTests", tests: 2, actual: 1, testSeconds: 0.5)
@@ -97,7 +98,7 @@ struct CensoredAndResourceHistoryTests {
         let store = try HistoryStore.inMemory()
         let mb: Int64 = 1 << 20
         for (minute, (cpu, peak)) in [(5.0, 900 * mb), (20, 300 * mb), (15, 200 * mb)].enumerated() {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", tests: 2, actual: 10)
             run.classes[0].cpuSeconds = cpu
             run.addClass("CartTests", tests: 3, actual: 2)  // CPU not measured
@@ -121,7 +122,7 @@ struct CensoredAndResourceHistoryTests {
 
     @Test func cpuAndMemoryAreRecordedAsTheReportHasThem() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         run.addClass("LoginTests", tests: 1, actual: 2)
         run.classes[0].cpuSeconds = 1.75
         run.addUnit(id: 1, suites: ["AppTests.LoginTests"], duration: 2.5, cpuSeconds: 2.25, peakMemoryBytes: 123_456_789)

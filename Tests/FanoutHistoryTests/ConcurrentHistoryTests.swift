@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutHistory
 import Foundation
 import Testing
@@ -35,16 +36,15 @@ struct ConcurrentHistoryTests {
     }
 
     @Test func twoWritersBothRecordEveryRunCompletely() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         let (first, _) = try HistoryStore.open(at: path)
         let (second, _) = try HistoryStore.open(at: path)
         let stores = [first, second]
         let runs = 15, classes = 30, tests = 6
         let errors = together { side in
             for n in 0..<runs {
-                var run = RecordedRunBuilder("w\(side)-\(n)", minute: n * 2 + side)
+                var run = ReportBuilder("w\(side)-\(n)", minute: n * 2 + side)
                 for c in 0..<classes { run.addClass("Class\(c)", tests: tests, actual: Double(c) / 10) }
                 try stores[side].record(run.build())
                 // A reader between the writes, as a run that plans while another records.
@@ -62,13 +62,12 @@ struct ConcurrentHistoryTests {
     }
 
     @Test func twoOpenersOfOneCorruptFileMoveItAsideOnceAndShareTheFreshOne() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
+        let folder = try TempDir()
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         for round in 0..<8 {
             // A file per round: the stores of a round stay open until their threads are gone, and garbage written
             // under a live connection is a different story (SQLite reads its pages from the WAL it still holds).
-            let path = folder.path("history-\(round).sqlite")
+            let path = folder.file("history-\(round).sqlite")
             try Data("not a database, round \(round)".utf8).write(to: URL(fileURLWithPath: path))
             let opened = Opened()
             let errors = together { side in
@@ -84,7 +83,7 @@ struct ConcurrentHistoryTests {
             }
             #expect(aside.count == 1, "round \(round): moved aside once, never twice: \((try? folder.files()) ?? [])")
             // Both write into the one fresh file.
-            var run = RecordedRunBuilder("round-\(round)", minute: round)
+            var run = ReportBuilder("round-\(round)", minute: round)
             run.addClass("LoginTests", actual: 1)
             try stores[0].record(run.build())
             #expect(try stores[1].recentRuns(limit: 5).map(\.runID) == ["round-\(round)"], "round \(round)")

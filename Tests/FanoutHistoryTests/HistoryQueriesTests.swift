@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutHistory
 import Foundation
 import Testing
@@ -9,9 +10,9 @@ struct HistoryQueriesTests {
 
     @Test func recentRunsNewestFirstWithCountsAndTimes() throws {
         let store = try HistoryStore.inMemory()
-        var first = RecordedRunBuilder("first", minute: 0)
+        var first = ReportBuilder("first", minute: 0)
         first.addClass("LoginTests", tests: 3, actual: 1)
-        var second = RecordedRunBuilder("second", minute: 5)
+        var second = ReportBuilder("second", minute: 5)
         second.addClass("LoginTests", tests: 2, actual: 1, outcome: .failed)
         second.addClass("CartTests", tests: 1, actual: 1, outcome: .skipped)
         try store.record(second.build(exitCode: 1))
@@ -32,13 +33,13 @@ struct HistoryQueriesTests {
     @Test func classStatsGivePercentilesOfCountedRuns() throws {
         let store = try HistoryStore.inMemory()
         for (minute, seconds) in [1.0, 2, 3, 4, 5].enumerated() {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", tests: 2 + minute, actual: seconds)
             run.addClass("CartTests", actual: 0.5)
             run.addClass("LoginTests", actual: 100, destination: "other")
             try store.record(run.build())
         }
-        var crashed = RecordedRunBuilder("crashed", minute: 9)
+        var crashed = ReportBuilder("crashed", minute: 9)
         crashed.addClass("LoginTests", actual: 50, outcome: .crashed)
         try store.record(crashed.build())
 
@@ -69,7 +70,7 @@ struct HistoryQueriesTests {
             (.passed, [(.passed, 1)]),
         ]
         for (minute, (outcome, attempts)) in plan.enumerated() {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addTest(shaky, outcome: outcome, attempts: attempts)
             run.addTest(steady, outcome: .passed, attempts: [(.passed, 1)])
             try store.record(run.build())
@@ -80,8 +81,8 @@ struct HistoryQueriesTests {
         // and every attempt counts (it passed in every run): 3 failures in 7 attempts.
         #expect(all == [FlakyStat(test: shaky, destination: "local", runs: 4, attempts: 7,
                                   score: FlakeScore(attempts: 7, failures: 3, runs: 4, flakyRuns: 2, mixedProducts: 2,
-                                                    firstSeen: RecordedRunBuilder("", minute: 0).startedAt,
-                                                    lastSeen: RecordedRunBuilder("", minute: 2).startedAt))])
+                                                    firstSeen: ReportBuilder("", minute: 0).startedAt,
+                                                    lastSeen: ReportBuilder("", minute: 2).startedAt))])
         #expect(all.first?.rate == 0.5)
         // The newest two runs hold one flaky run of two.
         #expect(try store.flakyTests(runs: 2).first?.flakyRuns == 1)
@@ -102,7 +103,7 @@ struct HistoryQueriesTests {
             ("b", .passed, .failed), ("b", .passed, .failed), (nil, .failed, .passed),
         ]
         for (minute, run) in plan.enumerated() {
-            var b = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var b = ReportBuilder("run-\(minute)", minute: minute)
             b.addTest(coin, outcome: run.coin, attempts: [(run.coin, 1)])
             b.addTest(broken, outcome: run.broken, attempts: [(run.broken, 1)])
             b.addTest(steady, outcome: .passed, attempts: [(.passed, 1)])
@@ -116,7 +117,7 @@ struct HistoryQueriesTests {
         // A's 4 attempts and B's 2 (it passed on B); the unknown build's lone failure is left out.
         #expect(score.attempts == 6 && score.failures == 1 && score.mixedProducts == 1 && score.runs == 6, "\(score)")
         #expect(score.flakyRuns == 0, "no retry: the evidence is the build's two verdicts")
-        #expect(score.firstSeen == RecordedRunBuilder("", minute: 1).startedAt && score.lastSeen == score.firstSeen)
+        #expect(score.firstSeen == ReportBuilder("", minute: 1).startedAt && score.lastSeen == score.firstSeen)
         #expect(flaky.first?.runs == 7, "every run that ran it")
         // The newest three runs hold no build that gave testCoin both verdicts.
         #expect(try store.flakyTests(runs: 3).isEmpty)
@@ -130,7 +131,7 @@ struct HistoryQueriesTests {
         let store = try HistoryStore.inMemory()
         let test = TestID(suite: login, name: "testMeasureLogin")
         for minute in 0..<3 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addMeasurement(test, values: [0.1, 0.2, Double(minute)])
             try store.record(run.build())
         }
@@ -149,7 +150,7 @@ struct HistoryQueriesTests {
         let test = TestID(suite: login, name: "testMeasureLogin")
         let xeon = "Intel Xeon × 8"
         for minute in 0..<4 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             // Two results of the metric in one run (a retry): the run's last one counts, as for baselines.
             run.addMeasurement(test, values: [9, 9], hardwareClass: xeon)
             run.addMeasurement(test, values: [Double(minute)], hardwareClass: xeon, baseline: minute >= 2 ? 1.5 : nil)
@@ -159,7 +160,7 @@ struct HistoryQueriesTests {
             run.addMeasurement(test, values: [70], hardwareClass: nil)
             try store.record(run.build())
         }
-        var elsewhere = RecordedRunBuilder("run-9", minute: 9, destination: "release")
+        var elsewhere = ReportBuilder("run-9", minute: 9, destination: "release")
         elsewhere.addMeasurement(test, values: [80], hardwareClass: xeon)
         try store.record(elsewhere.build())
 

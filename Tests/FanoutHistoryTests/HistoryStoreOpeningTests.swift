@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutHistory
 import Foundation
 import GRDB
@@ -10,9 +11,8 @@ struct HistoryStoreOpeningTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test func createsFoldersAndReportsSchemaVersion() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("deep/inside/.fanout/history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("deep/inside/.fanout/history.sqlite")
 
         let (store, warnings) = try HistoryStore.open(at: path)
         #expect(warnings.isEmpty)
@@ -23,12 +23,11 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func reopeningKeepsRecordedRuns() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         do {
             let (store, _) = try HistoryStore.open(at: path)
-            var run = RecordedRunBuilder("run-1", minute: 0)
+            var run = ReportBuilder("run-1", minute: 0)
             run.addClass("LoginTests", actual: 2.5)
             try store.record(run.build())
         }
@@ -39,9 +38,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func emptyFileIsAFreshHistoryWithoutWarning() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
 
         let (store, warnings) = try HistoryStore.open(at: path, now: now)
@@ -53,9 +51,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func garbageFileIsMovedAsideAndAFreshStoreWorks() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) })
         try garbage.write(to: URL(fileURLWithPath: path))
 
@@ -68,9 +65,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func truncatedDatabaseIsMovedAside() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         try writeRealHistory(at: path, runs: 40)
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(size > 8 * 4096)
@@ -83,9 +79,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func databaseCutInsideItsHeaderIsMovedAside() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         try writeRealHistory(at: path, runs: 2)
         try truncate(path, to: 50)
 
@@ -95,9 +90,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func secondCorruptionOnTheSameSecondGetsItsOwnName() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         for _ in 0..<2 {
             try Data("not a database at all".utf8).write(to: URL(fileURLWithPath: path))
             _ = try HistoryStore.open(at: path, now: now)
@@ -111,9 +105,8 @@ struct HistoryStoreOpeningTests {
     /// Journal files beside a file that is not a database must not be replayed into the fresh one: SQLite drops
     /// invalid ones itself, and the store moves any it leaves along with the file.
     @Test func strayJournalFilesDoNotReachTheFreshStore() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: path))
         for suffix in ["-journal", "-wal", "-shm"] {
             try Data("stray \(suffix) of the garbage".utf8).write(to: URL(fileURLWithPath: path + suffix))
@@ -130,10 +123,9 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func folderThatCannotBeCreatedIsATypedError() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
+        let folder = try TempDir()
         // A regular file where the folder should be: fails the same way for root and for ordinary users.
-        let blocker = folder.path("not-a-folder")
+        let blocker = folder.file("not-a-folder")
         try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
 
         let error = #expect(throws: HistoryError.self) {
@@ -148,9 +140,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func historyFromANewerFanoutIsRefusedAndLeftAlone() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         do {
             let (store, _) = try HistoryStore.open(at: path)
             try store.write("fake a newer schema") { db in
@@ -164,9 +155,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func aFileOfTheFirstSchemaIsMigratedInPlaceAndItsMeasurementsStayOutOfTrends() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         let test = TestID(module: "AppTests", suite: "PerfTests", name: "testSort")
         do {
             // A file as the first Fanout left it: only "v1", a measurement without hardware class or baseline.
@@ -192,7 +182,7 @@ struct HistoryStoreOpeningTests {
         #expect(warnings.isEmpty)
         #expect(try store.schemaVersion() == HistoryStore.currentSchemaVersion)
         #expect(try store.measurements(of: test, destination: "local").map(\.runID) == ["old"], "the old row is kept")
-        var run = RecordedRunBuilder("new", minute: 0)
+        var run = ReportBuilder("new", minute: 0)
         run.addMeasurement(test, values: [0.25], hardwareClass: nil)
         try store.record(run.build())
         let trend = try store.measurementTrend(of: test, metric: "org.swift.XCTPerformanceMetric_WallClockTime",
@@ -201,9 +191,8 @@ struct HistoryStoreOpeningTests {
     }
 
     @Test func aFileOfTheSecondSchemaGainsResourceColumnsInPlaceAndKeepsTeaching() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let path = folder.path("history.sqlite")
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
         let suite = SuiteID(module: "AppTests", name: "HeavyTests")
         do {
             // A file as Fanout left it before CPU and memory were kept: a run with a unit, a class that ran whole,
@@ -245,7 +234,7 @@ struct HistoryStoreOpeningTests {
         #expect(old.units.first?.cpuSeconds == nil && old.units.first?.peakMemoryBytes == nil)
         #expect(old.classes.first?.cpuSeconds == nil)
 
-        var run = RecordedRunBuilder("new", minute: 0)
+        var run = ReportBuilder("new", minute: 0)
         run.addClass("HeavyTests", tests: 2, actual: 4)
         run.classes[0].cpuSeconds = 8
         run.addUnit(id: 1, suites: ["AppTests.HeavyTests"], duration: 4, cpuSeconds: 8, peakMemoryBytes: 1_000_000)
@@ -266,7 +255,7 @@ struct HistoryStoreOpeningTests {
     private func writeRealHistory(at path: String, runs: Int) throws {
         let (store, _) = try HistoryStore.open(at: path)
         for minute in 0..<runs {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             for index in 0..<10 { run.addClass("Class\(index)", tests: 5, actual: Double(index)) }
             try store.record(run.build())
         }
@@ -280,7 +269,7 @@ struct HistoryStoreOpeningTests {
 
     private func expectWorking(_ store: HistoryStore) throws {
         #expect(try store.recentRuns(limit: 10).isEmpty)
-        var run = RecordedRunBuilder("after", minute: 0)
+        var run = ReportBuilder("after", minute: 0)
         run.addClass("LoginTests", actual: 1.5)
         try store.record(run.build())
         #expect(try store.timingHistory(destination: "local").classes.count == 1)

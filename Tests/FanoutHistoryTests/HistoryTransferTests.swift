@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutHistory
 import Foundation
 import Testing
@@ -13,7 +14,7 @@ struct HistoryTransferTests {
     func sampleStore(retention: Int = HistoryStore.defaultRetention) throws -> HistoryStore {
         let store = try HistoryStore.inMemory(retention: retention)
         for minute in 0..<3 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", tests: 3, actual: 1.5 + Double(minute))
             run.addClass("CartTests", tests: 2, actual: 0.4, outcome: .crashed, complete: false)
             run.addClass("LoginTests", tests: 3, actual: 4.5 * Double(minute + 1), destination: "release")
@@ -76,7 +77,7 @@ struct HistoryTransferTests {
         let original = try HistoryStore.inMemory()
         let test = TestID(suite: login, name: "testMeasureLogin")
         for minute in 0..<3 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addMeasurement(test, values: [Double(minute) + 1], hardwareClass: "Intel Xeon × 8", baseline: minute > 0 ? 1.5 : nil)
             try original.record(run.build())
         }
@@ -133,7 +134,7 @@ struct HistoryTransferTests {
         for shard in 1...2 {
             let job = try HistoryStore.inMemory()
             _ = try job.importRuns(shared)
-            var run = RecordedRunBuilder("shard-\(shard)", minute: 10)
+            var run = ReportBuilder("shard-\(shard)", minute: 10)
             run.addClass(shard == 1 ? "LoginTests" : "CartTests", actual: Double(shard))
             try job.record(run.build())
             jobs.append(try job.exportRuns())
@@ -165,7 +166,7 @@ struct HistoryTransferTests {
         let original = try HistoryStore.inMemory()
         let killed = TestID(suite: login, name: "testHeavy")
         for minute in 0..<2 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", tests: 2, actual: 4)
             run.classes[0].cpuSeconds = 6 + Double(minute)
             run.addTest(killed, outcome: .timedOut, attempts: [(.timedOut, 60 + Double(minute))])
@@ -235,13 +236,12 @@ struct HistoryTransferTests {
     // MARK: - Bad input
 
     @Test func badFilesGiveTheErrorThatSaysWhatWasWrong() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
+        let folder = try TempDir()
         let good = try HistoryExport(exportedAt: Date(), fanoutVersion: "test", runs: sampleStore().exportRuns())
             .encoded()
         func write(_ name: String, _ data: Data) throws -> String {
-            try data.write(to: URL(fileURLWithPath: folder.path(name)))
-            return folder.path(name)
+            try data.write(to: URL(fileURLWithPath: folder.file(name)))
+            return folder.file(name)
         }
         let truncated = try write("truncated.json", good.prefix(good.count / 2))
         let report = try write("report.json", Data(#"{"schemaVersion": 1, "runID": "x"}"#.utf8))
@@ -263,9 +263,9 @@ struct HistoryTransferTests {
         #expect(error(truncated).map { if case .notJSON = $0 { true } else { false } } == true)
         #expect(error(report) == .notAnExport(path: report))
         #expect(error(newer) == .newerVersion(path: newer, found: 2, supported: 1))
-        #expect(error(folder.path("nothing.json")) == .unreadable(path: folder.path("nothing.json"),
+        #expect(error(folder.file("nothing.json")) == .unreadable(path: folder.file("nothing.json"),
                                                                    reason: "no such file"))
-        #expect(error(folder.url.path) == .unreadable(path: folder.url.path, reason: "it is a folder, not a file"))
+        #expect(error(folder.path) == .unreadable(path: folder.path, reason: "it is a folder, not a file"))
         let invalid = try #require(error(missing))
         #expect(invalid.description.contains("runs[0]"), "\(invalid)")
         #expect(invalid.description.contains("is not a valid history export"), "\(invalid)")

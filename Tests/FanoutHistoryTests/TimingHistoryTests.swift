@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutHistory
 import Testing
 
@@ -9,7 +10,7 @@ struct TimingHistoryTests {
 
     @Test func recordedRunComesBackAsTimingHistory() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         run.addClass("LoginTests", tests: 4, actual: 2.0, testSeconds: 0.5)
         run.addClass("CartTests", tests: 1, actual: 3.0, outcome: .failed, testSeconds: 3.0)
         try store.record(run.build())
@@ -28,7 +29,7 @@ struct TimingHistoryTests {
 
     @Test func classRunsThatEndedBadlyDoNotTeachTimings() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         run.addClass("Passed", actual: 1.0, outcome: .passed)
         run.addClass("Failed", actual: 2.0, outcome: .failed)
         run.addClass("Flaky", actual: 3.0, outcome: .flaky)
@@ -51,12 +52,12 @@ struct TimingHistoryTests {
         let store = try HistoryStore.inMemory()
         // Recorded out of order: recency comes from the start time, not the order of recording.
         for minute in [3, 0, 14, 7, 1, 12, 5, 9, 2, 13, 4, 11, 6, 10, 8] {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", actual: Double(minute))
             try store.record(run.build())
         }
         // A newer crashed run must not take a place in the window.
-        var crashed = RecordedRunBuilder("run-crashed", minute: 20)
+        var crashed = ReportBuilder("run-crashed", minute: 20)
         crashed.addClass("LoginTests", actual: 0.1, outcome: .crashed)
         try store.record(crashed.build())
 
@@ -72,7 +73,7 @@ struct TimingHistoryTests {
         let store = try HistoryStore.inMemory()
         let rare = TestID(suite: login, name: "testOnlyInOldRuns")
         for minute in 0..<10 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", actual: 1)
             if minute < 2 { run.addTest(rare, outcome: .passed, attempts: [(.passed, Double(minute))]) }
             try store.record(run.build())
@@ -85,7 +86,7 @@ struct TimingHistoryTests {
 
     @Test func destinationsKeepSeparateHistories() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0, destination: "linux-fast")
+        var run = ReportBuilder("run-1", minute: 0, destination: "linux-fast")
         run.addClass("LoginTests", actual: 1.0, testSeconds: 0.5)
         run.addClass("LoginTests", actual: 9.0, testSeconds: 4.5, destination: "linux-slow")
         try store.record(run.build())
@@ -106,15 +107,15 @@ struct TimingHistoryTests {
     @Test func secondsPerTestAveragesTheNewestRunsOnly() throws {
         let store = try HistoryStore.inMemory()
         // Oldest run: 1 s per test; the two newest: 2 s and 4 s per test over different test counts.
-        var old = RecordedRunBuilder("old", minute: 0)
+        var old = ReportBuilder("old", minute: 0)
         old.addClass("LoginTests", tests: 10, actual: 10)
-        var middle = RecordedRunBuilder("middle", minute: 1)
+        var middle = ReportBuilder("middle", minute: 1)
         middle.addClass("LoginTests", tests: 2, actual: 4)
-        var newest = RecordedRunBuilder("newest", minute: 2)
+        var newest = ReportBuilder("newest", minute: 2)
         newest.addClass("LoginTests", tests: 2, actual: 8)
         newest.addClass("CartTests", tests: 4, actual: 16)
         // A newer run whose classes all crashed teaches nothing and must not push `middle` out.
-        var crashed = RecordedRunBuilder("crashed", minute: 3)
+        var crashed = ReportBuilder("crashed", minute: 3)
         crashed.addClass("LoginTests", tests: 2, actual: 0.1, outcome: .crashed)
         for run in [old, middle, newest, crashed] { try store.record(run.build()) }
 
@@ -125,7 +126,7 @@ struct TimingHistoryTests {
 
     @Test func onlyCrashedRunsMeansNoSecondsPerTest() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         run.addClass("LoginTests", actual: 0.3, outcome: .crashed)
         try store.record(run.build())
         let history = try store.timingHistory(destination: "local")
@@ -137,7 +138,7 @@ struct TimingHistoryTests {
         let store = try HistoryStore.inMemory()
         let flaky = TestID(suite: login, name: "testSometimes")
         let crashing = TestID(suite: login, name: "testCrashes")
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         run.addTest(flaky, outcome: .flaky, attempts: [(.failed, 0.25), (.passed, 0.75)])
         run.addTest(crashing, outcome: .crashed, attempts: [(.crashed, 0.1), (.crashed, 0.2)])
         try store.record(run.build())
@@ -152,7 +153,7 @@ struct TimingHistoryTests {
 
     @Test func recordingTheSameRunTwiceReplacesIt() throws {
         let store = try HistoryStore.inMemory()
-        var run = RecordedRunBuilder("run-1", minute: 0)
+        var run = ReportBuilder("run-1", minute: 0)
         run.addClass("LoginTests", actual: 2.0)
         run.addTest(TestID(suite: login, name: "testFlaky"), outcome: .flaky, attempts: [(.failed, 1), (.passed, 1)])
         run.addUnit(id: 1, suites: ["AppTests.LoginTests"], duration: 2.5)
@@ -173,7 +174,7 @@ struct TimingHistoryTests {
     @Test func retentionPrunesTheOldestRunsAndTheirRows() throws {
         let store = try HistoryStore.inMemory(retention: 3)
         for minute in 0..<5 {
-            var run = RecordedRunBuilder("run-\(minute)", minute: minute)
+            var run = ReportBuilder("run-\(minute)", minute: minute)
             run.addClass("LoginTests", actual: Double(minute))
             // Only the pruned runs ran this test: its name must go with them.
             if minute < 2 {

@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 import Foundation
 import Testing
 @testable import FanoutReports

@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 @testable import FanoutReports
 import Foundation
 import Testing

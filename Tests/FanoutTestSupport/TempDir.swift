@@ -16,4 +16,7 @@ public final class TempDir: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     public func file(_ name: String) -> String { path + "/" + name }
+
+    /// The names in the folder, sorted.
+    public func files() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path).sorted() }
 }
