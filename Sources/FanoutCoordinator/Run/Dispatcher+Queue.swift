@@ -13,23 +13,15 @@ extension Dispatcher {
     /// too, instead of waiting in the queue here for a slot that will never take them.
     func openFeed(unserved: [String: String] = [:], servedBy: [String: Set<String>] = [:]) {
         feedOpen = true
-        unservedDestinations = unserved
-        agentsServing = servedBy
+        queueItems = QueueItems(unserved: unserved, servedBy: servedBy)
     }
 
     /// An agent takes no more work in this run. In queue mode, a destination none of whose agents is left is
     /// unserved from now on: what of it is queued here settles as not run (and what the feed offers later too).
     func agentRetired(_ name: String) {
-        retiredAgents.insert(name)
+        let unserved = queueItems.retire(agent: name)
         guard feedOpen else { return }
-        for (destination, agents) in agentsServing.sorted(by: { $0.key < $1.key })
-        where unservedDestinations[destination] == nil && agents.isSubset(of: retiredAgents) {
-            unservedDestinations[destination] = "no agent of this job was left to serve destination \(destination) "
-                + "(see the warnings for each agent)"
-            for item in dispatch.remove(destination: destination) {
-                if let number = item.queueItem { unservedItems.insert(number) }
-            }
-        }
+        for destination in unserved { queueItems.unservedWork(dispatch.remove(destination: destination)) }
         reportStatus()
         wakeAll()
     }
@@ -39,16 +31,8 @@ extension Dispatcher {
         guard !items.isEmpty else { return }
         ledger.expect(items)
         queueTaken += items
-        for item in items {
-            guard let number = item.queueItem else { continue }
-            let keys = item.testIDs.map { RunLedger.ResultKey(destination: item.destination, test: $0) }
-            openQueueItems[number, default: []] += keys
-            for key in keys { attemptsBefore[number, default: [:]][key] = ledger.attemptCount(of: key) }
-        }
-        let runnable = items.filter { unservedDestinations[$0.destination] == nil }
-        for item in items where unservedDestinations[item.destination] != nil {
-            if let number = item.queueItem { unservedItems.insert(number) }
-        }
+        let ledger = self.ledger
+        let runnable = queueItems.offer(items, attempts: { ledger.attemptCount(of: $0) })
         dispatch.requeue(runnable)
         reportStatus()
         wakeAll()
@@ -70,28 +54,10 @@ extension Dispatcher {
     /// parts keep the item's number): each with its tests' results. They are no longer open.
     func takeSettled() -> [(item: Int, results: [TestResult])] {
         // Interrupted: what was cut short is not a verdict. The items stay open; the feed gives them back.
-        guard !stopped, !openQueueItems.isEmpty else { return [] }
+        guard !stopped, !queueItems.open.isEmpty else { return [] }
         var busy = Set(scheduler.queuedItems.compactMap(\.queueItem))
         for r in running.values { busy.formUnion(r.unit.items.compactMap(\.queueItem)) }
         for part in dispatch.stolenParts { busy.formUnion(part.items.compactMap(\.queueItem)) }
-        let settled = openQueueItems.keys.filter { !busy.contains($0) }.sorted()
-        return settled.map { number in
-            let keys = openQueueItems.removeValue(forKey: number) ?? []
-            let reason = unservedItems.remove(number) != nil
-                ? keys.first.flatMap { unservedDestinations[$0.destination] } ?? "no agent serves its destination"
-                : "the run was interrupted before this test ran"
-            let before = attemptsBefore.removeValue(forKey: number) ?? [:]
-            return (number, ledger.results(of: keys, reasonForMissing: reason).map { result in
-                let skip = before[RunLedger.ResultKey(destination: result.destination, test: result.id)] ?? 0
-                guard skip > 0 else { return result }
-                var own = result
-                own.attempts = Array(result.attempts.dropFirst(skip))
-                if own.attempts.isEmpty {
-                    own.attempts = [Attempt(outcome: .notRun, duration: 0, issues: [Issue(kind: .other, message: reason)], unit: 0, agent: "")]
-                }
-                own.outcome = Verdict.test(own.attempts)
-                return own
-            })
-        }
+        return queueItems.settle(busy: busy, ledger: ledger)
     }
 }

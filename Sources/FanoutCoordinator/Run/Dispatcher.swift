@@ -45,18 +45,9 @@ actor Dispatcher {
     var resources: [String: AgentResources] { running.resources }
 
     /// Queue mode (Dispatcher+Queue.swift): the build's queue may still give work (slots wait rather than end), and
-    /// the tests of each queue item taken whose verdicts are not all in yet.
+    /// the items taken whose verdicts are not all in yet.
     var feedOpen = false
-    var openQueueItems: [Int: [RunLedger.ResultKey]] = [:]
-    /// Destinations no agent of this job serves (queue mode), with the reason their tests do not run; the agents that
-    /// serve each destination, and those done for the run.
-    var unservedDestinations: [String: String] = [:]
-    var agentsServing: [String: Set<String>] = [:]
-    var retiredAgents: Set<String> = []
-    var unservedItems: Set<Int> = []
-    /// Per queue item, the attempts each of its tests had here before the item came (a retry item this job took
-    /// itself): the item's results are the attempts made for it, not those already recorded with another item.
-    var attemptsBefore: [Int: [RunLedger.ResultKey: Int]] = [:]
+    var queueItems = QueueItems()
     /// Every item taken from the queue (the job's share: its report's classes).
     var queueTaken: [WorkItem] = []
 
