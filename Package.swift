@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "FanoutCoreTests", dependencies: ["FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutRunnersTests", dependencies: ["FanoutRunners", "FanoutCore"], swiftSettings: strict),
         .testTarget(name: "FanoutHistoryTests", dependencies: ["FanoutHistory", "FanoutCore", "FanoutTestSupport"], swiftSettings: strict),
-        .testTarget(name: "FanoutAgentsTests", dependencies: ["FanoutAgents", "FanoutCore"], swiftSettings: strict),
+        .testTarget(name: "FanoutAgentsTests", dependencies: ["FanoutAgents", "FanoutCore", "FanoutTestSupport"], swiftSettings: strict),
         .testTarget(name: "FanoutSSHTests", dependencies: ["FanoutSSH"], swiftSettings: strict),
         .testTarget(name: "FanoutQueueTests", dependencies: ["FanoutQueue", "FanoutTestSupport"], swiftSettings: strict),
         .testTarget(name: "FanoutReportsTests", dependencies: ["FanoutReports", "FanoutCore", "FanoutTestSupport"], swiftSettings: strict),

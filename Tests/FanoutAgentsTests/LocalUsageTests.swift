@@ -1,5 +1,6 @@
 import FanoutAgents
 import FanoutCore
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -34,31 +35,6 @@ enum UsageWorkload {
     }
 }
 
-/// What a run reported: every usage sample in order, and the events in order.
-struct UsageRun {
-    var events: [ProcessEvent] = []
-    var released = false
-
-    var samples: [ResourceUsage] {
-        events.compactMap { if case .usage(let u) = $0 { u } else { nil } }
-    }
-    var final: ResourceUsage? { samples.last }
-    var ending: UnitEnding? {
-        if case .ended(let e) = events.last { e } else { nil }
-    }
-    /// The last event is the ending and the one before it the unit's total.
-    var totalComesRightBeforeTheEnd: Bool {
-        guard events.count >= 2, case .ended = events[events.count - 1], case .usage = events[events.count - 2] else { return false }
-        return true
-    }
-    /// No sample ever goes down, in either field.
-    var neverDecreases: Bool {
-        zip(samples, samples.dropFirst()).allSatisfy { a, b in
-            b.cpuSeconds >= a.cpuSeconds && (b.peakMemoryBytes ?? 0) >= (a.peakMemoryBytes ?? 0)
-                && (b.cpuWaitSeconds ?? 0) >= (a.cpuWaitSeconds ?? 0)
-        }
-    }
-}
 
 /// Runs `command` to its end; once a `.usage` sample satisfies `release` (if given), creates the file `releaseFile`.
 func collectUsage(_ transport: some Transport, _ command: Command, timeout: Double = 90, releaseFile: String? = nil,

@@ -1,6 +1,7 @@
 import FanoutAgents
 import FanoutCoordinator
 import FanoutCore
+import FanoutTestSupport
 import Foundation
 import Testing
 
@@ -41,8 +42,8 @@ import Testing
         let dir: TempDir
 
         func run(_ command: Command, timeout: Double? = 120, release: @escaping (ResourceUsage) -> Bool = { _ in false })
-            async -> SSHUsageRun {
-            var run = SSHUsageRun()
+            async -> UsageRun {
+            var run = UsageRun()
             for await event in transport.run(command, timeout: timeout) {
                 run.events.append(event)
                 if case .usage(let u) = event, !run.released, release(u) {
@@ -155,26 +156,3 @@ import Testing
     }
 }
 
-/// What a unit's stream reported, in order.
-struct SSHUsageRun {
-    var events: [ProcessEvent] = []
-    var released = false
-
-    var samples: [ResourceUsage] {
-        events.compactMap { if case .usage(let u) = $0 { u } else { nil } }
-    }
-    var final: ResourceUsage? { samples.last }
-    var ending: UnitEnding? {
-        if case .ended(let e) = events.last { e } else { nil }
-    }
-    /// The last event is the ending, and the one before it the unit's total.
-    var totalComesRightBeforeTheEnd: Bool {
-        guard events.count >= 2, case .ended = events[events.count - 1], case .usage = events[events.count - 2] else { return false }
-        return true
-    }
-    var neverDecreases: Bool {
-        zip(samples, samples.dropFirst()).allSatisfy { a, b in
-            b.cpuSeconds >= a.cpuSeconds && (b.peakMemoryBytes ?? 0) >= (a.peakMemoryBytes ?? 0)
-        }
-    }
-}
