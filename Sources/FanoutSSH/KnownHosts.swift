@@ -80,7 +80,8 @@ final class KnownHosts {
             ? [.dss] : [])
     }
 
-    enum Verdict: Equatable {
+    /// What the known-hosts file says of a host's key.
+    enum Lookup: Equatable {
         case match
         case mismatch(line: Int?)
         case notFound
@@ -88,7 +89,7 @@ final class KnownHosts {
         case failure(String)
     }
 
-    func verify(host: String, port: Int, key: [UInt8], type: HostKeyType) -> Verdict {
+    func verify(host: String, port: Int, key: [UInt8], type: HostKeyType) -> Lookup {
         if revokedKeys.contains(Base64.encode(key)) { return .revoked }
         switch check(collection, host: host, port: port, key: key, type: type) {
         case LIBSSH2_KNOWNHOST_CHECK_MATCH:

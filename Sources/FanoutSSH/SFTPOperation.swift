@@ -8,7 +8,8 @@ import Darwin
 /// One SFTP request. libssh2 keeps per-SFTP-session state for open/mkdir/rename/..., so `SFTPSubsystem` runs
 /// these strictly one after another; `step` advances the head of that queue without blocking.
 final class SFTPOperation {
-    enum Outcome {
+    /// What one call of `step` did: waited on the socket, moved the request on, or finished it.
+    enum Step {
         case blocked
         case progressed
         case done
@@ -56,7 +57,7 @@ final class SFTPOperation {
         reply = nil
     }
 
-    func step(sftp: OpaquePointer, context: SessionContext) -> Outcome {
+    func step(sftp: OpaquePointer, context: SessionContext) -> Step {
         switch request {
         case let .upload(localPath, remotePath, mode):
             return stepUpload(sftp: sftp, context: context, localPath: localPath, remotePath: remotePath, mode: mode)
@@ -82,7 +83,7 @@ final class SFTPOperation {
         }
     }
 
-    private func simple(_ context: SessionContext, _ sftp: OpaquePointer, _ call: () -> Int32) -> Outcome {
+    private func simple(_ context: SessionContext, _ sftp: OpaquePointer, _ call: () -> Int32) -> Step {
         let rc = call()
         if rc == LIBSSH2_ERROR_EAGAIN { return .blocked }
         if rc == 0 {
@@ -95,7 +96,7 @@ final class SFTPOperation {
 
     private func stepUpload(
         sftp: OpaquePointer, context: SessionContext, localPath: String, remotePath: String, mode: Int32
-    ) -> Outcome {
+    ) -> Step {
         var progressed = false
         if buffer == nil {
             localFD = open(localPath, O_RDONLY | O_CLOEXEC)
