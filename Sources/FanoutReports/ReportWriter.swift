@@ -31,6 +31,18 @@ public struct ReportWriter: Sendable {
     /// - Returns: the files written, `report.json` first.
     @discardableResult
     public func write(_ report: RunReport, to directory: URL) throws(ReportWriterError) -> [URL] {
+        try writeTimed(report, to: directory).files
+    }
+
+    /// What ``writeTimed(_:to:)`` wrote, and how long each file took to render and write (the files are rendered
+    /// at once, so these overlap), named by file, in the order of `files`.
+    public struct Written: Sendable {
+        public var files: [URL]
+        public var formats: [PhaseTime]
+    }
+
+    /// ``write(_:to:)``, timing each file.
+    public func writeTimed(_ report: RunReport, to directory: URL) throws(ReportWriterError) -> Written {
         try Self.prepare(directory)
         // The formats are independent renderings of one value, and on a large run (100,000 tests) each takes a
         // noticeable fraction of a second: they are rendered at once, report.json itself in pieces (the largest).
@@ -40,11 +52,18 @@ public struct ReportWriter: Sendable {
         let jobs: [@Sendable () throws -> Data] = [
             { junit.encode(report) }, { Data(html.render(report).utf8) }, { Data(markdown.render(report).utf8) },
         ] + json.pieces
-        let done = Parallel.map(jobs) { job in Result { try job() } }
+        let clock = ContinuousClock()
+        let done = Parallel.map(jobs) { job in
+            let start = clock.now
+            let result = Result { try job() }
+            return (result, (clock.now - start).seconds)
+        }
         let jsonURL = directory.appendingPathComponent(JSONReportWriter.fileName)
-        var files: [(URL, Data)] = []
+        var files: [(url: URL, data: Data, seconds: Double)] = []
         do {
-            files.append((jsonURL, try json.assemble(try done.suffix(json.pieces.count).map { try $0.get() })))
+            let start = clock.now
+            let data = try json.assemble(try done.suffix(json.pieces.count).map { try $0.0.get() })
+            files.append((jsonURL, data, done.suffix(json.pieces.count).reduce((clock.now - start).seconds) { $0 + $1.1 }))
         } catch {
             throw ReportWriterError(path: jsonURL.path, problem: .encoding("\(error)"))
         }
@@ -52,19 +71,22 @@ public struct ReportWriter: Sendable {
         for (job, name) in [(0, JUnitWriter.fileName), (2, MarkdownWriter.fileName), (1, HTMLWriter.fileName)] {
             let url = directory.appendingPathComponent(name)
             do {
-                files.append((url, try done[job].get()))
+                files.append((url, try done[job].0.get(), done[job].1))
             } catch {
                 throw ReportWriterError(path: url.path, problem: .encoding("\(error)"))
             }
         }
-        for (url, data) in files {
+        var formats: [PhaseTime] = []
+        for file in files {
+            let start = clock.now
             do {
-                try data.write(to: url, options: .atomic)
+                try file.data.write(to: file.url, options: .atomic)
             } catch {
-                throw ReportWriterError(path: url.path, problem: Self.problem(at: url.path, error: error))
+                throw ReportWriterError(path: file.url.path, problem: Self.problem(at: file.url.path, error: error))
             }
+            formats.append(PhaseTime(file.url.lastPathComponent, seconds: file.seconds + (clock.now - start).seconds))
         }
-        return files.map(\.0)
+        return Written(files: files.map(\.url), formats: formats)
     }
 
     /// Creates the directory, or says precisely why it cannot be used.

@@ -66,6 +66,9 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Colour in the summary (default: when stdout is a terminal and NO_COLOR is unset).")
     var color = false
 
+    @Flag(help: "After the summary, where the run's time went, phase by phase (start-up, build, discovery, planning, agents, tests, reports, ...; report.json always has them).")
+    var timings = false
+
     @Option(help: ArgumentHelp("Run only shard I of N, for N CI jobs that split the work (every job computes the same split "
         + "from the same history). Default: $FANOUT_SHARD, or GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or Buildkite's "
         + "BUILDKITE_PARALLEL_JOB/_COUNT. With --queue: the static shard this job falls back to when the queue "
@@ -148,7 +151,7 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         try settings.validate()
-        let code = await RunCommandDriver(settings: settings, forceColor: color).run()
+        let code = await RunCommandDriver(settings: settings, forceColor: color, timings: timings).run()
         throw ExitCode(code)
     }
 }

@@ -9,9 +9,13 @@ import Synchronization
 struct RunCommandDriver {
     let settings: RunSettings
     let forceColor: Bool
+    /// `--timings`: the phases after the summary.
+    var timings = false
 
     func run() async -> Int32 {
         let terminal = Terminal()
+        var settings = settings
+        settings.startUpSeconds = ProcessStart.secondsAgo()
         let coordinator = Coordinator(settings: settings, progress: { terminal.handle($0) })
         let task = Task { try await coordinator.run() }
         let signals = SignalWatcher { signal, count in
@@ -49,6 +53,7 @@ struct RunCommandDriver {
         if let dir = outcome.reportDirectory {
             print("Report: \(dir)/report.json, \(dir)/junit.xml, \(dir)/summary.md and \(dir)/report.html")
         }
+        if timings { print(PhaseTable.render(outcome.phases, files: outcome.reportFiles)) }
         return outcome.exitCode.rawValue
     }
 }

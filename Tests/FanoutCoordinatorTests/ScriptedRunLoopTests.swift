@@ -130,6 +130,39 @@ import Testing
         #expect(report.agents.map(\.transport) == ["scripted", "scripted"])
     }
 
+    /// `timing.phases`: every phase of the run in order, on the run's clock, one after another: up to the end of the
+    /// wind-down they add up to the report's `wall`, `agents` ends where the first unit started and `tests` is the
+    /// makespan; the finished run adds the report files' writing.
+    @Test func theRunsPhasesFollowEachOtherAndAddUpToItsWall() async throws {
+        let clock = VirtualClock()
+        let script = Script.passing(classes: 4, tests: 2)
+        let (coordinator, folder) = try coordinator(script, on: [ScriptedTransport(name: "a", slots: 2, script: script,
+                                                                                   clock: clock)],
+                                                    clock: clock) { $0.startUpSeconds = 0.25 }
+        let outcome = try await clock.run(settle: 256) { try await coordinator.run() }
+        defer { withExtendedLifetime(folder) {} }
+        let timing = outcome.report.timing
+        let phases = try #require(timing.phases)
+        #expect(phases.map(\.phase) == ["start-up", "checks", "build", "discover", "history", "estimate", "plan", "agents",
+                                        "tests", "wind-down", "assemble", "judge", "record"])
+        #expect(phases.first?.seconds == 0.25, "the command's own start-up, before the run's clock")
+        #expect(phases.allSatisfy { $0.seconds >= 0 })
+        let tests = try #require(phases.first { $0.phase == "tests" })
+        #expect(abs(tests.seconds - timing.makespan) < 1e-9 && timing.makespan > 0)
+        let beforeTests = phases.dropFirst().prefix { $0.phase != "tests" }.reduce(0) { $0 + $1.seconds }
+        #expect(abs(beforeTests - timing.preparation) < 1e-9, "up to the first unit's start")
+        let toWindDown = phases.dropFirst().prefix { $0.phase != "assemble" }.reduce(0) { $0 + $1.seconds }
+        #expect(abs(toWindDown - timing.wall) < 1e-9, "\(phases) against wall \(timing.wall)")
+        #expect(outcome.phases.map(\.phase) == phases.map(\.phase) + ["reports"])
+        #expect(outcome.reportFiles.map(\.phase) == ["report.json", "junit.xml", "summary.md", "report.html"])
+        // And report.json keeps them.
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(
+            fileURLWithPath: try #require(outcome.reportDirectory) + "/report.json"))) as? [String: Any]
+        let written = (json?["timing"] as? [String: Any])?["phases"] as? [[String: Any]] ?? []
+        #expect(written.compactMap { $0["phase"] as? String } == phases.map(\.phase))
+        #expect(written.compactMap { $0["seconds"] as? Double } == phases.map(\.seconds))
+    }
+
     @Test func aLostAgentsUnfinishedWorkIsRequeuedOnAnother() async throws {
         let clock = VirtualClock()
         let script = Script.passing(classes: 4, tests: 3)

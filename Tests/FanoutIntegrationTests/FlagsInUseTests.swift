@@ -36,6 +36,30 @@ import Testing
         #expect((result["attempts"] as? [[String: Any]])?.compactMap { $0["outcome"] as? String } == ["failed", "passed"])
     }
 
+    /// `--timings`: after the summary, the run's phases from the command's start to the report files written, with
+    /// the time outside the tests; report.json has the same phases (up to the history written) without the flag too.
+    @Test func timingsShowWhereTheRunsTimeWent() async throws {
+        let bundle = try await DemoSuite.shared.bundle()
+        let dir = try TempDir()
+        let args = ["run", "--bundle", bundle, "--filter", "^DemoKitTests\\.ArithmeticTests$", "--history", dir.file("h.sqlite")]
+        let (code, out, err) = try await runCLI(args + ["--timings", "--report-dir", dir.file("a")])
+        #expect(code == 0, "\(out) \(err)")
+        let table = try #require(out.components(separatedBy: "Timings: ").last)
+        #expect(table.contains("of it outside the tests"), "\(out)")
+        let named = table.split(separator: "\n").dropFirst().compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(named == ["start-up", "checks", "build", "discover", "history", "estimate", "plan", "agents", "tests",
+                          "wind-down", "assemble", "judge", "record", "reports"], "\(table)")
+        #expect(table.contains("(at once: report.json "), "\(table)")
+        let phases = try #require((try report(dir.file("a"))["timing"] as? [String: Any])?["phases"] as? [[String: Any]])
+        #expect(phases.compactMap { $0["phase"] as? String } == Array(named.dropLast()))
+        #expect((phases.first?["seconds"] as? Double ?? 0) > 0, "the process's start-up is measured: \(phases)")
+
+        let (plainCode, plain, _) = try await runCLI(args + ["--report-dir", dir.file("b")])
+        #expect(plainCode == 0 && !plain.contains("Timings: "), "the table only with the flag")
+        #expect(((try report(dir.file("b"))["timing"] as? [String: Any])?["phases"] as? [[String: Any]])?.count == named.count - 1,
+                "report.json always has them")
+    }
+
     /// `--stall-timeout 3`: a test that sleeps for an hour (no output, no CPU time) is stopped as hung after its stall
     /// window. `--test-timeout 4`: the ceiling is the most a test may run at all, so the same test is stopped at 4 s
     /// although its stall window (300 s without history) is far longer. The message names the limit; the class's

@@ -112,7 +112,10 @@ public final class Coordinator: Sendable {
         _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
         // The run's history session is closed when the run ends, whichever way (`HistorySession.close`).
         defer { history.close() }
-        let prepared = try await preparation.prepare()
+        var timeline = PhaseTimeline()
+        timeline.end("checks", at: clock.now())
+        let prepared = try await preparation.prepare(timeline: timeline, runClock: clock)
+        timeline = prepared.timeline
         // The product's identity for the history's flake evidence, read while the tests run.
         let products = Set(prepared.products.values)
         let digest = Task { products.count == 1 ? await ProductDigest.sha256(of: products.first!) : nil }
@@ -175,9 +178,18 @@ public final class Coordinator: Sendable {
         }
         var report = await assemble(prepared: prepared, dispatcher: dispatcher, runID: runID, startedAt: startedAt, now: clock.now(),
                                     interrupted: interrupted, transports: transports, usable: usable, setUp: ready)
+        // From the plan to the first unit's start: the agents (connect, deploy, probe, set-up hooks); then the tests
+        // (the makespan); then stopping the fleet and the teardowns, up to the report's `wall`.
+        if !report.units.isEmpty {
+            timeline.end("agents", at: report.timing.preparation)
+            timeline.end("tests", at: report.timing.preparation + report.timing.makespan)
+        }
+        timeline.end("wind-down", at: report.timing.wall)
         report.product.sha256 = await digest.value
         if let fed { QueueFeed.account(fed, in: &report, build: settings.queue?.build ?? "") }
-        let finished = finish(&report, interrupted: interrupted, reportDirectory: reportDirectory)
+        timeline.end("assemble", at: clock.now())
+        let finished = finish(&report, interrupted: interrupted, reportDirectory: reportDirectory, timeline: timeline,
+                              clock: clock)
         await feed?.keep(finished.report)
         return finished
     }
@@ -284,25 +296,39 @@ public final class Coordinator: Sendable {
 
     /// Judges measurements against the baselines, reads trends and records the run in the history, and writes the
     /// report files. Returns the outcome with the final exit code.
-    private func finish(_ report: inout RunReport, interrupted: Bool, reportDirectory directory: URL) -> FinishedRun {
+    /// `timeline` (on `clock`): the run's phases so far; judging and recording are added, and the report keeps them
+    /// all (`timing.phases`); the finished run has the report files' writing too.
+    private func finish(_ report: inout RunReport, interrupted: Bool, reportDirectory directory: URL,
+                        timeline: PhaseTimeline, clock: RunClock) -> FinishedRun {
+        var timeline = timeline
         // Measurements judged against the baselines of their own destination and hardware class.
         var exit = RunExitCode(rawValue: report.exitCode) ?? .infrastructure
         exit = BaselineJudge.judgeFinishedRun(&report, settings: settings, rules: settings.performance, exit: exit)
+        timeline.end("judge", at: clock.now())
 
         record(&report, interrupted: interrupted)
+        timeline.end("record", at: clock.now())
+        let startUp = settings.startUpSeconds.map { [PhaseTime("start-up", seconds: $0)] } ?? []
+        report.timing.phases = startUp + timeline.phases
 
+        var finished: FinishedRun
         do {
-            let files = try ReportWriter().write(report, to: directory)
-            if let problem = JobSummary.publish(from: files, environment: ProcessInfo.processInfo.environment) {
+            let written = try ReportWriter().writeTimed(report, to: directory)
+            finished = FinishedRun(report: report, reportDirectory: directory.path, files: written.files.map(\.path),
+                                   exitCode: exit)
+            finished.reportFiles = written.formats
+            if let problem = JobSummary.publish(from: written.files, environment: ProcessInfo.processInfo.environment) {
                 progress(.warning(problem))
             }
-            return FinishedRun(report: report, reportDirectory: directory.path, files: files.map(\.path), exitCode: exit)
         } catch {
             report.warnings.append("the report could not be written: \(error)")
             progress(.warning("the report could not be written: \(error)"))
-            return FinishedRun(report: report, reportDirectory: nil, files: [],
-                               exitCode: exit == .success ? .infrastructure : exit)
+            finished = FinishedRun(report: report, reportDirectory: nil, files: [],
+                                   exitCode: exit == .success ? .infrastructure : exit)
         }
+        timeline.end("reports", at: clock.now())
+        finished.phases = startUp + timeline.phases
+        return finished
     }
 
     /// Record: the run into its history session (unless interrupted or `--no-record`), reading each measurement's

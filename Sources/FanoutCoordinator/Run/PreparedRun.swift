@@ -28,6 +28,9 @@ public struct PreparedRun: Sendable {
     public var slots: Int
     /// Seconds spent building and discovering.
     public var preparation: Double
+    /// The run's phases so far, on the run's clock (``PhaseTimeline``): the checks before the preparation, then its
+    /// stages (`selective`, `build`, `discover`, `history`, `estimate`, `plan`, those that ran).
+    public var timeline = PhaseTimeline()
 
     public var testCount: Int { items.reduce(0) { $0 + $1.tests.count } }
     public func spec(_ destination: String) -> DestinationSpec? { destinations.first { $0.name == destination } }

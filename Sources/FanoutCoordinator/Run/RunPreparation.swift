@@ -20,9 +20,12 @@ struct RunPreparation: Sendable {
 
     /// The stages, in the order of docs/ARCHITECTURE.md's diagram: select → build → discover → quarantine →
     /// estimate (and split) → shard → repeat → plan. Each stage is a function below, named for what it does.
-    func prepare() async throws(FanoutError) -> PreparedRun {
+    /// `timeline` (on `runClock`) holds the run's phases so far; the prepared run carries it on with the stages'.
+    func prepare(timeline: PhaseTimeline = PhaseTimeline(),
+                 runClock: RunClock = RunClock(ContinuousClock())) async throws(FanoutError) -> PreparedRun {
         let clock = ContinuousClock()
         let start = clock.now
+        var timeline = timeline
         try settings.validate()
         // Bad filters are bad input, said before anything is built.
         let filter = try ClassFilter(filters: settings.filters, skips: settings.skips)
@@ -31,6 +34,7 @@ struct RunPreparation: Sendable {
         var selective = settings.tracksInputs
             ? try await SelectivePlan.make(settings: settings, destinations: destinations, history: history,
                                          progress: progress) : nil
+        if selective != nil { timeline.end("selective", at: runClock.now()) }
         if let plan = selective, plan.skipsEverything, settings.selective.alwaysRun.isEmpty {
             progress(.phase("selective: every test target is unchanged since its last full pass: nothing to build or run"))
             var prepared = PreparedRun(destinations: destinations, products: [:], catalogs: [:], items: [], shards: nil,
@@ -39,9 +43,11 @@ struct RunPreparation: Sendable {
                                                                      histories: [:]),
                                        warnings: [], slots: slotCount, preparation: (clock.now - start).seconds)
             prepared.selective = plan
+            prepared.timeline = timeline
             return prepared
         }
         let products = try await build(destinations)
+        timeline.end("build", at: runClock.now())
         var (catalogs, fullCatalogs) = try await discover(destinations, products: products, filter: filter)
         let quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
         catalogs = quarantine.catalogs
@@ -56,8 +62,10 @@ struct RunPreparation: Sendable {
             for (name, catalog) in catalogs { catalogs[name] = catalog.filter { !skips($0.id.module, name) } }
             selective = plan
         }
+        timeline.end("discover", at: runClock.now())
         var warnings: [String] = []
         let (histories, measured) = readHistories(destinations.map(\.name), warnings: &warnings)
+        timeline.end("history", at: runClock.now())
         var items = try estimate(destinations, catalogs: catalogs, histories: histories, measured: measured,
                                  quarantine: quarantine)
         let shards = try shard(&items)
@@ -69,11 +77,14 @@ struct RunPreparation: Sendable {
             if plan.feedbackFirst { markFeedbackFirst(&items, plan: plan) }
         }
         items = repeatAndShuffle(items)
+        timeline.end("estimate", at: runClock.now())
         let plan = Scheduler(items: items, options: schedulerOptions).plan(stealing: StealPolicy(overhead: settings.invocationOverhead))
         let limits = try TimeLimitBook(settings: settings, destinations: destinations, items: items, histories: histories)
         var prepared = PreparedRun(destinations: destinations, products: products, catalogs: catalogs, items: items, shards: shards,
                                    plan: plan, timeLimits: limits, warnings: warnings + quarantine.outcome.warnings,
                                    slots: slotCount, preparation: (clock.now - start).seconds)
+        timeline.end("plan", at: runClock.now())
+        prepared.timeline = timeline
         prepared.quarantine = quarantine.outcome
         prepared.selective = selective
         if settings.isRepeating || settings.seed != nil { prepared.seed = settings.seed ?? Int.random(in: 0...Int(Int32.max)) }

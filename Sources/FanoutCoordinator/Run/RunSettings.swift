@@ -30,6 +30,9 @@ public struct RunSettings: Sendable, Hashable {
     public var historyPath = ".fanout/history.sqlite"
     /// Do not write this run into the timing history (exploratory local runs should not teach CI's estimates).
     public var recordHistory = true
+    /// Seconds from the `fanout` process's start to the run's (reading the command line and the config): the run's
+    /// first phase, `start-up`, when the command measured it.
+    public var startUpSeconds: Double?
     /// When a test counts as hung (no output and no CPU time for its stall window) and how long it may run at all
     /// (its ceiling): defaults without history, multiples of its own durations with history (README "Timeouts").
     public var timeLimits = TimeLimitRules()

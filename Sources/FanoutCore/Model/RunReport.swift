@@ -330,6 +330,11 @@ public struct Timing: Codable, Sendable, Hashable {
     /// Which term of `lowerBound` binds: `slots` (test time / slots), `longest test`, `cpu` (CPU time / cores), or
     /// `destination NAME` (its test time / the slots serving it).
     public var boundBy: String?
+    /// Where the run's time went, phase by phase in order (``PhaseTimeline``): from the command's start to the history
+    /// written, one phase after another, so the time outside the tests (`tests` is the makespan) is all named. The
+    /// report files' own writing comes after and is not in it (`fanout run --timings` prints it). Absent in reports
+    /// written before Fanout kept it, and in merged reports.
+    public var phases: [PhaseTime]?
 
     public init(wall: Double, preparation: Double, makespan: Double, lowerBound: Double, classLowerBound: Double? = nil) {
         self.wall = wall
