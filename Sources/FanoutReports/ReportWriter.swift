@@ -53,17 +53,22 @@ public struct ReportWriter: Sendable {
             { junit.encode(report) }, { Data(html.render(report).utf8) }, { Data(markdown.render(report).utf8) },
         ] + json.pieces
         let clock = ContinuousClock()
+        let begun = clock.now
+        // Each job's result, and when it started and ended (seconds after `begun`).
         let done = Parallel.map(jobs) { job in
             let start = clock.now
             let result = Result { try job() }
-            return (result, (clock.now - start).seconds)
+            return (result, (start - begun).seconds, (clock.now - begun).seconds)
         }
         let jsonURL = directory.appendingPathComponent(JSONReportWriter.fileName)
         var files: [(url: URL, data: Data, seconds: Double)] = []
         do {
             let start = clock.now
-            let data = try json.assemble(try done.suffix(json.pieces.count).map { try $0.0.get() })
-            files.append((jsonURL, data, done.suffix(json.pieces.count).reduce((clock.now - start).seconds) { $0 + $1.1 }))
+            let pieces = done.suffix(json.pieces.count)
+            let data = try json.assemble(try pieces.map { try $0.0.get() })
+            // Its pieces render at once: from the first one's start to the last one's end, then joining them.
+            let rendering = (pieces.map(\.2).max() ?? 0) - (pieces.map(\.1).min() ?? 0)
+            files.append((jsonURL, data, rendering + (clock.now - start).seconds))
         } catch {
             throw ReportWriterError(path: jsonURL.path, problem: .encoding("\(error)"))
         }
@@ -71,7 +76,7 @@ public struct ReportWriter: Sendable {
         for (job, name) in [(0, JUnitWriter.fileName), (2, MarkdownWriter.fileName), (1, HTMLWriter.fileName)] {
             let url = directory.appendingPathComponent(name)
             do {
-                files.append((url, try done[job].0.get(), done[job].1))
+                files.append((url, try done[job].0.get(), done[job].2 - done[job].1))
             } catch {
                 throw ReportWriterError(path: url.path, problem: .encoding("\(error)"))
             }

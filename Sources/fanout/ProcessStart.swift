@@ -14,7 +14,9 @@ enum ProcessStart {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         guard fields.count > 19, let start = Double(fields[19]), ticks > 0,
               let up = uptime.split(separator: " ").first.flatMap({ Double($0) }) else { return nil }
-        return max(0, up - start / ticks)
+        // /proc/uptime of a container (LXCFS) may count from another boot than the start time: then it means nothing.
+        let ago = up - start / ticks
+        return ago >= 0 ? ago : nil
         #else
         return nil
         #endif

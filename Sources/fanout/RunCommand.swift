@@ -66,7 +66,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Colour in the summary (default: when stdout is a terminal and NO_COLOR is unset).")
     var color = false
 
-    @Flag(help: "After the summary, where the run's time went, phase by phase (start-up, build, discovery, planning, agents, tests, reports, ...; report.json always has them).")
+    @Flag(help: "After the summary, where the run's time went, phase by phase (start-up, build, discover, plan, agents, tests, record, reports, ...; report.json always has them).")
     var timings = false
 
     @Option(help: ArgumentHelp("Run only shard I of N, for N CI jobs that split the work (every job computes the same split "

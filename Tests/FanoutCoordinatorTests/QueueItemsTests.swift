@@ -83,18 +83,24 @@ import Testing
                 == "no agent of this job serves destination ios")
     }
 
+    @Test func anAgentRetiredWhileTheFeedIsClosedUnservesNothing() {
+        var queue = QueueItems(servedBy: ["local": ["linux-1"]])
+        #expect(queue.retire(agent: "linux-1", feedOpen: false).isEmpty, "the feed is closed: only remembered")
+        #expect(queue.unserved.isEmpty)
+    }
+
     @Test func aDestinationIsUnservedOnceItsLastAgentRetires() {
         var queue = QueueItems(servedBy: ["ios": ["mac-1", "mac-2"], "local": ["linux-1"]])
+        let queued = Self.item("A", number: 1, destination: "ios")
+        let later = Self.item("B", number: 2, destination: "ios")
+        let ledger = Self.ledger([queued, later])
+        #expect(queue.offer([queued], attempts: { _ in 0 }).count == 1, "served while mac-1 and mac-2 are there")
         #expect(queue.retire(agent: "mac-1").isEmpty, "mac-2 still serves ios")
         #expect(queue.retire(agent: "mac-2") == ["ios"])
         #expect(queue.retire(agent: "mac-2").isEmpty, "said once")
         #expect(queue.unserved["ios"]?.contains("no agent of this job was left to serve destination ios") == true)
 
         // Its queued work comes back from the queue here and settles as not run; what the feed offers later too.
-        let queued = Self.item("A", number: 1, destination: "ios")
-        let later = Self.item("B", number: 2, destination: "ios")
-        let ledger = Self.ledger([queued, later])
-        _ = queue.offer([queued], attempts: { _ in 0 })
         queue.unservedWork([queued])
         #expect(queue.offer([later], attempts: { _ in 0 }).isEmpty)
         let settled = queue.settle(busy: [], ledger: ledger)

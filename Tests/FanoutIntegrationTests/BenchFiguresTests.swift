@@ -19,6 +19,24 @@ import Testing
         return (ending, String(decoding: out + err, as: UTF8.self))
     }
 
+    /// A simulation's result is one flat object of what it was asked and what it measured, as the committed data's
+    /// `sims[]` entries are: what `fanout-bench simulate` writes has exactly their keys.
+    @Test func aSimulationWritesTheKeysOfTheCommittedData() async throws {
+        let dir = try TempDir()
+        let bench = try siblingExecutable("fanout-bench")
+        let (ending, out, err) = await LocalTransport(slots: 1).capture(Command(
+            executable: bench, arguments: ["simulate", "--classes", "500", "--agents", "4", "--json", dir.file("sim.json")]),
+            timeout: 60)
+        #expect(ending == .exited(0), "\(String(decoding: out + err, as: UTF8.self))")
+        let written = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: dir.file("sim.json")))) as? [String: Any])
+        let committed = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: repositoryRoot.appendingPathComponent("docs/bench-results.json"))) as? [String: Any])
+        let first = try #require((committed["sims"] as? [[String: Any]])?.first)
+        #expect(Set(written.keys) == Set(first.keys))
+        #expect(written["classes"] as? Int == 500 && written["agents"] as? Int == 4, "the setup's keys beside the outcome's")
+    }
+
     /// Copies README.md and docs/report-html.md into `dir` (fresh each time): a report writes into its copies.
     func copyDocs(into dir: TempDir) throws {
         for file in ["README.md", "docs/report-html.md"] {

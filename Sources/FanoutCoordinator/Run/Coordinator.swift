@@ -85,6 +85,8 @@ public final class Coordinator: Sendable {
     // MARK: - The run
 
     public func run() async throws(FanoutError) -> FinishedRun {
+        let clock = RunClock(self.clock)
+        var timeline = PhaseTimeline()
         // Queue mode with the queue out of reach at the start: the job runs its static shard instead (every job of
         // the build does the same), or fails when it has none, rather than run tests another job runs too.
         if let job = settings.queue, let problem = await QueueFeed.probe(job) {
@@ -95,15 +97,17 @@ public final class Coordinator: Sendable {
             var fallback = settings
             fallback.queue = nil
             fallback.shard = shard
+            // The probe that failed counts as the fall-back run's start-up (its clock starts after it).
+            fallback.startUpSeconds = (settings.startUpSeconds ?? 0) + clock.now()
             let note = "QUEUE MODE FELL BACK TO STATIC SHARD \(shard): \(problem). This job ran shard \(shard) of the "
                 + "history's split instead; the build's results are its jobs' reports (fanout report merge), not the queue's"
             progress(.warning(note))
-            return try await Coordinator(settings: fallback, transports: injected, discover: discover, clock: clock,
+            return try await Coordinator(settings: fallback, transports: injected, discover: discover, clock: self.clock,
                                          notes: notes + [note], progress: progress).run()
         }
+        if settings.queue != nil { timeline.end("queue", at: clock.now()) }
         let startedAt = Date()
         let runID = Self.makeRunID(startedAt)
-        let clock = RunClock(self.clock)
 
         let reportDirectory = settings.reportDirectory.map { URL(fileURLWithPath: $0) }
             ?? ReportWriter.defaultDirectory(root: settings.reportRoot, runID: runID)
@@ -112,7 +116,6 @@ public final class Coordinator: Sendable {
         _ = try BaselineFile.load(settings.baselinesPath) // a broken baselines file is refused before anything runs
         // The run's history session is closed when the run ends, whichever way (`HistorySession.close`).
         defer { history.close() }
-        var timeline = PhaseTimeline()
         timeline.end("checks", at: clock.now())
         let prepared = try await preparation.prepare(timeline: timeline, runClock: clock)
         timeline = prepared.timeline
@@ -168,6 +171,7 @@ public final class Coordinator: Sendable {
         }
         let feeding = ready ? feed.map { f in Task { await f.run(dispatcher) } } : nil
         let (interrupted, usable) = ready ? await dispatch(transports: transports, server: server) : (Task.isCancelled, [])
+        let dispatched = clock.now()
         feeding?.cancel()
         let fed = await feeding?.value
         await fleet.shutdown()
@@ -178,9 +182,12 @@ public final class Coordinator: Sendable {
         }
         var report = await assemble(prepared: prepared, dispatcher: dispatcher, runID: runID, startedAt: startedAt, now: clock.now(),
                                     interrupted: interrupted, transports: transports, usable: usable, setUp: ready)
-        // From the plan to the first unit's start: the agents (connect, deploy, probe, set-up hooks); then the tests
-        // (the makespan); then stopping the fleet and the teardowns, up to the report's `wall`.
-        if !report.units.isEmpty {
+        // From the plan to the first unit's start: the agents (queue mode: joining the queue; connect, deploy, probe,
+        // set-up hooks), to the end of dispatching when no unit ran; then the tests (the makespan); then stopping the
+        // fleet and the teardowns, up to the report's `wall`.
+        if report.units.isEmpty {
+            timeline.end("agents", at: dispatched)
+        } else {
             timeline.end("agents", at: report.timing.preparation)
             timeline.end("tests", at: report.timing.preparation + report.timing.makespan)
         }

@@ -19,7 +19,7 @@ extension Dispatcher {
     /// An agent takes no more work in this run. In queue mode, a destination none of whose agents is left is
     /// unserved from now on: what of it is queued here settles as not run (and what the feed offers later too).
     func agentRetired(_ name: String) {
-        let unserved = queueItems.retire(agent: name)
+        let unserved = queueItems.retire(agent: name, feedOpen: feedOpen)
         guard feedOpen else { return }
         for destination in unserved { queueItems.unservedWork(dispatch.remove(destination: destination)) }
         reportStatus()

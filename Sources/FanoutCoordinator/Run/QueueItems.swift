@@ -26,9 +26,11 @@ struct QueueItems: Sendable {
     }
 
     /// An agent takes no more work in this run: the destinations none of whose agents is left, newly unserved (their
-    /// queued work is to be taken out of the queue and handed to ``unservedWork(_:)``).
-    mutating func retire(agent: String) -> [String] {
+    /// queued work is to be taken out of the queue and handed to ``unservedWork(_:)``). While the feed is closed
+    /// (`feedOpen` false) the agent is only remembered.
+    mutating func retire(agent: String, feedOpen: Bool = true) -> [String] {
         retired.insert(agent)
+        guard feedOpen else { return [] }
         var newly: [String] = []
         for (destination, agents) in servedBy.sorted(by: { $0.key < $1.key })
         where unserved[destination] == nil && agents.isSubset(of: retired) {

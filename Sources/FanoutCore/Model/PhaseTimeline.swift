@@ -1,7 +1,7 @@
 /// One phase of a run and the wall-clock seconds it took (report.json's `timing.phases[]`).
 public struct PhaseTime: Codable, Sendable, Hashable {
-    /// `start-up`, `checks`, `selective`, `build`, `discover`, `history`, `estimate`, `plan`, `agents`, `tests`,
-    /// `wind-down`, `assemble`, `judge`, `record` (docs/report-format.md says what each covers).
+    /// `start-up`, `queue`, `checks`, `selective`, `build`, `discover`, `history`, `estimate`, `plan`, `agents`,
+    /// `tests`, `wind-down`, `assemble`, `judge`, `record` (docs/report-schema.md, `Timing`, says what each covers).
     public var phase: String
     public var seconds: Double
 
