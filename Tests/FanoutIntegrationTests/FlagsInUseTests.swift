@@ -1,3 +1,4 @@
+@testable import FanoutCoordinator
 import FanoutCore
 import Foundation
 import Testing
@@ -113,6 +114,43 @@ import Testing
         #expect(code == 2, "\(err)")
         #expect(err.contains("swift build --build-tests --package-path \(package) -c release --scratch-path \(dir.file("scratch")) --no-such-swift-build-flag"), "\(err)")
         #expect(err.contains("Unknown option '--no-such-swift-build-flag'"), "swift build's own message: \(err)")
+    }
+
+    /// `--package`: the products' folder is asked (`swift build --show-bin-path`) while the build runs, not after it,
+    /// so a no-op build costs one SwiftPM start, as `swift build` does. A stand-in `swift` first on PATH passes every
+    /// command to the real one; its build waits (at most 30 s) until the `--show-bin-path` call has started, and fails
+    /// when that never happens: asked after the build, as before, the run fails with swift build's "error:" line.
+    @Test func theProductsFolderIsAskedWhileTheBuildRuns() async throws {
+        let dir = try TempDir()
+        let swift = try #require(ProductBuilder.findSwift())
+        let bin = dir.file("fake-bin"), asked = dir.file("bin-path-asked")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let script = """
+            #!/bin/sh
+            case "$*" in
+              *--show-bin-path*) : > \(ShellQuote.quote(asked)) ;;
+              *build*)
+                i=0
+                while [ ! -e \(ShellQuote.quote(asked)) ]; do
+                  i=$((i + 1))
+                  if [ "$i" -gt 600 ]; then echo "error: --show-bin-path was not asked while the build ran" >&2; exit 1; fi
+                  sleep 0.05
+                done ;;
+            esac
+            exec \(ShellQuote.quote(swift)) "$@"
+
+            """
+        try Data(script.utf8).write(to: URL(fileURLWithPath: bin + "/swift"))
+        chmod(bin + "/swift", 0o755)
+        let package = repositoryRoot.appendingPathComponent("Tests/Fixtures/DemoSuite").path
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let (code, out, err) = try await runCLI(["run", "--package", package, "--filter", "^DemoKitTests\\.ArithmeticTests$",
+                                                 "--slots", "2", "--history", dir.file("h.sqlite"), "--report-dir", dir.file("r")],
+                                                env: ["PATH": path])
+        #expect(code == 0, "\(out) \(err)")
+        #expect(!err.contains("was not asked while the build ran"), "\(err)")
+        let ran = testIDs(try report(dir.file("r"))).filter { $0.contains("ArithmeticTests/") }
+        #expect(!ran.isEmpty, "the tests of the product found in that folder ran: \(out)")
     }
 
     /// A history from a captured `swift test` run (DatabaseMigrationTests 8.1 s, EndToEndCheckoutTests 6.6 s): on 8
