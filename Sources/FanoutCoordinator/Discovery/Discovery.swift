@@ -13,39 +13,54 @@ public struct Discovery: Sendable {
     /// listing here.
     public func catalog(of product: TestProduct, destination: Destination, frameworks: [Framework] = Framework.swiftPM,
                         testsList: String? = nil) async throws(FanoutError) -> Catalog {
+        // Each framework lists in a process of its own, all at once (a product's XCTest and Swift Testing listings
+        // are two starts of the binary; in turn they cost the sum); the catalog keeps the frameworks' order.
+        let listings = await withTaskGroup(of: (Int, Result<[TestSuite], FanoutError>).self) { group in
+            for (index, framework) in frameworks.enumerated() {
+                group.addTask { (index, await list(framework, of: product, destination: destination, testsList: testsList)) }
+            }
+            var listings = [Result<[TestSuite], FanoutError>?](repeating: nil, count: frameworks.count)
+            for await (index, listing) in group { listings[index] = listing }
+            return listings
+        }
         var suites: [TestSuite] = []
-        for framework in frameworks {
-            let runner = Runners.runner(for: framework)
-            if framework == .xcodebuild, let testsList {
-                suites += try Self.read(testsList, runner: runner)
-                continue
-            }
-            var command = runner.listCommand(binary: product.binary, destination: destination)
-            command.environment = destination.environment
-            let (ending, out, err) = await shell.capture(command, timeout: 600)
-            let stdout = String(decoding: out, as: UTF8.self)
-            switch (framework, ending) {
-            case (_, .exited(0)):
-                break
-            case (.swiftTesting, .exited):
-                // A product with no Swift Testing tests (or a toolchain without it) lists nothing: not an error.
-                continue
-            default:
-                let tail = String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(15).map(String.init)
-                let hint = framework == .xcodebuild
-                    ? "Listing an .xctestrun needs Xcode 16 on this machine; elsewhere, make the list on the Mac that built it "
-                        + "and give it as the destination's `tests_list` (see docs/apple-platforms.md)."
-                    : "Run `\(command)` by hand to see why."
-                throw FanoutError("listing the \(framework.rawValue) tests of \(product.binary) failed (\(ending))",
-                                  hint: hint, exitCode: .infrastructure, details: tail)
-            }
-            do {
-                suites += try runner.parseListing(stdout)
-            } catch {
-                throw FanoutError("\(error)", hint: "Run `\(command)` by hand to see its output.", exitCode: .infrastructure)
-            }
+        for listing in listings {
+            suites += try listing?.get() ?? []
         }
         return Catalog(suites: suites)
+    }
+
+    /// One framework's tests of `product`: none when it has none (a product without Swift Testing tests).
+    private func list(_ framework: Framework, of product: TestProduct, destination: Destination,
+                      testsList: String?) async -> Result<[TestSuite], FanoutError> {
+        let runner = Runners.runner(for: framework)
+        if framework == .xcodebuild, let testsList {
+            return Result { () throws(FanoutError) in try Self.read(testsList, runner: runner) }
+        }
+        var command = runner.listCommand(binary: product.binary, destination: destination)
+        command.environment = destination.environment
+        let (ending, out, err) = await shell.capture(command, timeout: 600)
+        let stdout = String(decoding: out, as: UTF8.self)
+        switch (framework, ending) {
+        case (_, .exited(0)):
+            break
+        case (.swiftTesting, .exited):
+            // A product with no Swift Testing tests (or a toolchain without it) lists nothing: not an error.
+            return .success([])
+        default:
+            let tail = String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(15).map(String.init)
+            let hint = framework == .xcodebuild
+                ? "Listing an .xctestrun needs Xcode 16 on this machine; elsewhere, make the list on the Mac that built it "
+                    + "and give it as the destination's `tests_list` (see docs/apple-platforms.md)."
+                : "Run `\(command)` by hand to see why."
+            return .failure(FanoutError("listing the \(framework.rawValue) tests of \(product.binary) failed (\(ending))",
+                                        hint: hint, exitCode: .infrastructure, details: tail))
+        }
+        do {
+            return .success(try runner.parseListing(stdout))
+        } catch {
+            return .failure(FanoutError("\(error)", hint: "Run `\(command)` by hand to see its output.", exitCode: .infrastructure))
+        }
     }
 
     /// A listing file made beforehand.
