@@ -46,25 +46,42 @@ struct RunPreparation: Sendable {
             prepared.timeline = timeline
             return prepared
         }
-        let products = try await build(destinations)
-        timeline.end("build", at: runClock.now())
-        var (catalogs, fullCatalogs) = try await discover(destinations, products: products, filter: filter)
-        let quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
-        catalogs = quarantine.catalogs
-        if var plan = selective {
-            try plan.applyAlwaysRun(settings.selective.alwaysRun, catalogs: fullCatalogs)
-            plan.catalog = fullCatalogs.mapValues { catalog in
-                catalog.suites.reduce(into: [:]) { byModule, suite in
-                    byModule[suite.id.module, default: []].formUnion(suite.tests.map { TestID(suite: suite.id, name: $0) })
+        // The timing history is read while the products are built and listed: it needs the destinations' names
+        // alone, and reading it (a tenth of a second or more for thousands of tests) no longer waits for them.
+        let names = destinations.map(\.name)
+        let reading = Task { () -> ([String: TimingHistory], [SuiteID: Set<String>], [String]) in
+            var warnings: [String] = []
+            let (histories, measured) = readHistories(names, warnings: &warnings)
+            return (histories, measured, warnings)
+        }
+        // A stage that fails waits for the read first, so that nothing reads the history once the run has ended.
+        let products: [String: TestProduct]
+        var catalogs: [String: Catalog]
+        let quarantine: QuarantinePlan
+        do {
+            products = try await build(destinations)
+            timeline.end("build", at: runClock.now())
+            let fullCatalogs: [String: Catalog]
+            (catalogs, fullCatalogs) = try await discover(destinations, products: products, filter: filter)
+            quarantine = try quarantinePlan(selected: catalogs, full: fullCatalogs)
+            catalogs = quarantine.catalogs
+            if var plan = selective {
+                try plan.applyAlwaysRun(settings.selective.alwaysRun, catalogs: fullCatalogs)
+                plan.catalog = fullCatalogs.mapValues { catalog in
+                    catalog.suites.reduce(into: [:]) { byModule, suite in
+                        byModule[suite.id.module, default: []].formUnion(suite.tests.map { TestID(suite: suite.id, name: $0) })
+                    }
                 }
+                let skips = plan.skips
+                for (name, catalog) in catalogs { catalogs[name] = catalog.filter { !skips($0.id.module, name) } }
+                selective = plan
             }
-            let skips = plan.skips
-            for (name, catalog) in catalogs { catalogs[name] = catalog.filter { !skips($0.id.module, name) } }
-            selective = plan
+        } catch {
+            _ = await reading.value
+            throw error
         }
         timeline.end("discover", at: runClock.now())
-        var warnings: [String] = []
-        let (histories, measured) = readHistories(destinations.map(\.name), warnings: &warnings)
+        let (histories, measured, warnings) = await reading.value
         timeline.end("history", at: runClock.now())
         var items = try estimate(destinations, catalogs: catalogs, histories: histories, measured: measured,
                                  quarantine: quarantine)
