@@ -164,9 +164,18 @@ extension HistoryStore {
             """, arguments: [destination, window])
         var peak: [SuiteID: Int64] = [:]
         var runsSeen: [SuiteID: (last: Int64, count: Int)] = [:]
+        // Units of different runs often hold the same classes: each distinct list is decoded once, by one decoder.
+        let decoder = JSONDecoder()
+        var classes: [String: Set<SuiteID>] = [:]
         while let row = try rows.next() {
             let run: Int64 = row["run"], bytes: Int64 = row["peak_memory"]
-            for suite in Set((decodeJSON([String].self, from: row["suites"]) ?? []).compactMap(suiteID(unitEntry:))) {
+            let text: String = row["suites"]
+            let suites = classes[text] ?? {
+                let decoded = Set(((try? decoder.decode([String].self, from: Data(text.utf8))) ?? []).compactMap(suiteID(unitEntry:)))
+                classes[text] = decoded
+                return decoded
+            }()
+            for suite in suites {
                 var seen = runsSeen[suite] ?? (last: -1, count: 0)
                 if seen.last != run {
                     guard seen.count < window else { continue }

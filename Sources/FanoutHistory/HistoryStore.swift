@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The timing history of past runs, kept in one SQLite file per project (`.fanout/history.sqlite` by default).
 ///
@@ -18,7 +19,8 @@ public final class HistoryStore: Sendable {
     /// Where the CLI keeps history, relative to the package folder.
     public static let defaultPath = ".fanout/history.sqlite"
     /// How many runs are kept: enough for every query's window many times over, small enough that the file of a
-    /// 2,000-test suite stays around 25 MB and is checked at open in a fraction of a second.
+    /// 2,000-test suite stays around 25 MB and is checked at open in a fraction of a second (a run skips the check
+    /// when the file is as its last run's close left it).
     public static let defaultRetention = 200
     /// The schema version this build of Fanout creates and understands.
     public static var currentSchemaVersion: Int { HistorySchema.currentVersion }
@@ -45,8 +47,10 @@ public final class HistoryStore: Sendable {
     ///   - now: the time used to name a file moved aside.
     /// - Throws: ``HistoryError`` when no usable store can be had (folder not writable, file locked or from a newer
     ///   Fanout, moving aside failed).
-    public static func open(at path: String, retention: Int = defaultRetention, now: Date = Date())
-        throws(HistoryError) -> (store: HistoryStore, warnings: [String])
+    ///   - checkPages: read every page to find damage now (`PRAGMA quick_check`: a tenth of a second per 20 MB);
+    ///     a caller that knows the file is as its own last close left it may skip it.
+    public static func open(at path: String, retention: Int = defaultRetention, now: Date = Date(),
+                            checkPages: Bool = true) throws(HistoryError) -> (store: HistoryStore, warnings: [String])
     {
         let fileManager = FileManager.default
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -70,14 +74,14 @@ public final class HistoryStore: Sendable {
         let lock = try FolderLock.acquire(folder: folder, for: path)
         defer { lock.release() }
         do {
-            let queue = try connect(path: path)
+            let queue = try connect(path: path, checkPages: checkPages)
             return (HistoryStore(path: path, retention: retention, dbQueue: queue), [])
         } catch let problem where isUnreadable(problem) {
             let aside = try moveAside(path, now: now)
             let warning = "history \(path) was unreadable (\(describe(problem))); moved it to \(aside) and started "
                 + "a fresh history: estimates fall back to test counts until new runs are recorded"
             do {
-                let queue = try connect(path: path)
+                let queue = try connect(path: path, checkPages: true)
                 return (HistoryStore(path: path, retention: retention, dbQueue: queue), [warning])
             } catch {
                 throw map(error, path: path, action: "create a fresh history")
@@ -91,8 +95,10 @@ public final class HistoryStore: Sendable {
 
     /// Closes the database: SQLite folds its write-ahead log into the file, so the file alone holds the history
     /// (what a CI cache copies). Nothing may use the store after.
-    public func close() {
-        try? dbQueue.close()
+    /// Returns whether it closed (and the file is whole).
+    @discardableResult
+    public func close() -> Bool {
+        (try? dbQueue.close()) != nil
     }
 
     /// A store that lives in memory only, for tests and for runs that must not touch the disk.
@@ -115,6 +121,9 @@ public final class HistoryStore: Sendable {
 
     // MARK: - Opening
 
+    /// Files whose every page this process read at open, and how often (for tests).
+    static let pageChecks = Mutex<[String: Int]>([:])
+
     /// How long a write waits for another process's write to finish before giving up with ``HistoryError/locked(path:)``.
     static let busyTimeout: TimeInterval = 30
 
@@ -129,7 +138,8 @@ public final class HistoryStore: Sendable {
     }
 
     /// Opens, checks and migrates the file. The queue is closed before any error leaves, so the file can be renamed.
-    private static func connect(path: String) throws -> DatabaseQueue {
+    /// `checkPages`: read every page (skipped for a file known to be as its last close left it).
+    private static func connect(path: String, checkPages: Bool) throws -> DatabaseQueue {
         // Opening already reads the schema (GRDB rejects files that are not databases here).
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         do {
@@ -142,9 +152,12 @@ public final class HistoryStore: Sendable {
             }
             // A truncated file can still have a readable first page; quick_check reads every page (but skips the
             // costly index cross-checks), so damage shows now and not in the middle of recording a run.
-            let verdict = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
-            if verdict != "ok" {
-                throw CorruptionFound(message: verdict ?? "integrity check returned nothing")
+            if checkPages {
+                pageChecks.withLock { $0[path, default: 0] += 1 }
+                let verdict = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
+                if verdict != "ok" {
+                    throw CorruptionFound(message: verdict ?? "integrity check returned nothing")
+                }
             }
             try HistorySchema.migrator.migrate(queue)
             return queue

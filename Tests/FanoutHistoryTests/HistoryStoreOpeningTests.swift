@@ -78,6 +78,21 @@ struct HistoryStoreOpeningTests {
         try expectWorking(store)
     }
 
+    /// Every page is read at open unless the caller says the file is known whole (`checkPages: false`).
+    @Test func everyPageIsCheckedAtOpenUnlessTheCallerKnowsTheFileIsWhole() throws {
+        let folder = try TempDir()
+        let path = folder.file("history.sqlite")
+        try writeRealHistory(at: path, runs: 3)
+        func checks() -> Int { HistoryStore.pageChecks.withLock { $0[path] ?? 0 } }
+        let before = checks()
+        var (store, _) = try HistoryStore.open(at: path)
+        #expect(checks() == before + 1)
+        #expect(store.close())
+        (store, _) = try HistoryStore.open(at: path, checkPages: false)
+        #expect(checks() == before + 1)
+        #expect(try store.recentRuns(limit: 5).count == 3)
+    }
+
     @Test func databaseCutInsideItsHeaderIsMovedAside() throws {
         let folder = try TempDir()
         let path = folder.file("history.sqlite")

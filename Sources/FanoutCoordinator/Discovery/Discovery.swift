@@ -6,8 +6,13 @@ import Foundation
 /// Lists the tests of a built product, once per build, with each framework's runner.
 public struct Discovery: Sendable {
     private let shell = LocalShell("discovery")
+    /// Listings remembered between runs; nil lists every time.
+    let cache: ListingCache?
 
-    public init() {}
+    public init() { cache = nil }
+
+    /// Listings are remembered beside the history at `historyPath` (``ListingCache``).
+    public init(historyPath: String) { cache = ListingCache(historyPath: historyPath) }
 
     /// `testsList`: a listing made beforehand (an xcodebuild product's, on the Mac that built it), read instead of
     /// listing here.
@@ -23,6 +28,7 @@ public struct Discovery: Sendable {
             for await (index, listing) in group { listings[index] = listing }
             return listings
         }
+        cache?.save()
         var suites: [TestSuite] = []
         for listing in listings {
             suites += try listing?.get() ?? []
@@ -39,13 +45,20 @@ public struct Discovery: Sendable {
         }
         var command = runner.listCommand(binary: product.binary, destination: destination)
         command.environment = destination.environment
+        let key = cache == nil || product.members?.isEmpty == false
+            ? nil : ListingCache.key(framework: framework, binary: product.binary, command: command)
+        if let key, let known = cache?.listing(for: key), let suites = try? runner.parseListing(known) {
+            return .success(suites)
+        }
         let (ending, out, err) = await shell.capture(command, timeout: 600)
         let stdout = String(decoding: out, as: UTF8.self)
         switch (framework, ending) {
         case (_, .exited(0)):
             break
         case (.swiftTesting, .exited):
-            // A product with no Swift Testing tests (or a toolchain without it) lists nothing: not an error.
+            // A product with no Swift Testing tests (or a toolchain without it) lists nothing: not an error. Only the
+            // framework's own "no tests" (69) is remembered: another failure may not happen again.
+            if let key, ending == .exited(69) { cache?.remember("", for: key) }
             return .success([])
         default:
             let tail = String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(15).map(String.init)
@@ -57,7 +70,9 @@ public struct Discovery: Sendable {
                                         hint: hint, exitCode: .infrastructure, details: tail))
         }
         do {
-            return .success(try runner.parseListing(stdout))
+            let suites = try runner.parseListing(stdout)
+            if let key { cache?.remember(stdout, for: key) }
+            return .success(suites)
         } catch {
             return .failure(FanoutError("\(error)", hint: "Run `\(command)` by hand to see its output.", exitCode: .infrastructure))
         }

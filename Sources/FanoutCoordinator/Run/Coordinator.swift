@@ -31,9 +31,10 @@ public final class Coordinator: Sendable {
     /// Without transports: the config's SSH agents, or the embedded default of `settings.slots` local slots.
     public convenience init(settings: RunSettings, transports: [any Transport]? = nil,
                             progress: @escaping ProgressHandler = { _ in }) {
+        let discovery = Discovery(historyPath: settings.historyPath)
         self.init(settings: settings, transports: transports, discover: { product, spec throws(FanoutError) in
-            try await Discovery().catalog(of: product, destination: spec.destination, frameworks: spec.frameworks,
-                                          testsList: spec.testsList)
+            try await discovery.catalog(of: product, destination: spec.destination, frameworks: spec.frameworks,
+                                        testsList: spec.testsList)
         }, progress: progress)
     }
 

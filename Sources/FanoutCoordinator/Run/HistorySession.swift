@@ -37,7 +37,7 @@ final class HistorySession: Sendable {
     /// The store, created when it does not exist yet.
     func store() throws(HistoryError) -> HistoryStore {
         if let store = current() { return store }
-        let (opened, notes) = try HistoryStore.open(at: path)
+        let (opened, notes) = try HistoryStore.open(at: path, checkPages: !Self.isAsLastClosed(path))
         let file = FileIdentity(path)
         return state.withLock { s in
             if let store = s.store { return store }
@@ -64,11 +64,35 @@ final class HistorySession: Sendable {
     /// the file alone holds the history (CI caches copy `history.sqlite`, not the `-wal` beside it). A later use
     /// opens it again.
     func close() {
-        let store = state.withLock { s -> HistoryStore? in
+        let (store, file) = state.withLock { s -> (HistoryStore?, FileIdentity?) in
             defer { s.store = nil; s.file = nil }
-            return s.store
+            return (s.store, s.file)
         }
-        store?.close()
+        guard let store else { return }
+        // Stamped only while the file at the path is the one this session opened (not one put in its place).
+        if store.close(), let file, FileIdentity(path) == file { Self.stampClosed(path) }
+    }
+
+    // MARK: - The state the last close left
+
+    /// `<history>.checked`: the file's state (``FileState``) as this session's close left it, whole. Opening a file
+    /// found exactly so (and no write-ahead log beside it) skips reading every page; any other state of it (a copy,
+    /// a cache restored, a write by another process, a crash that left a log) is checked in full.
+    static func stampPath(_ path: String) -> String { path + ".checked" }
+
+    static func isAsLastClosed(_ path: String) -> Bool {
+        guard !FileManager.default.fileExists(atPath: path + "-wal"), let now = FileState.key(path),
+              let stamp = FileManager.default.contents(atPath: stampPath(path)) else { return false }
+        return String(decoding: stamp, as: UTF8.self) == now
+    }
+
+    /// A stamp that cannot be written only means the next open checks every page.
+    private static func stampClosed(_ path: String) {
+        guard !FileManager.default.fileExists(atPath: path + "-wal"), let now = FileState.key(path) else {
+            try? FileManager.default.removeItem(atPath: stampPath(path))
+            return
+        }
+        try? Data(now.utf8).write(to: URL(fileURLWithPath: stampPath(path)), options: .atomic)
     }
 
     /// How many times this session opened the file (1 once it is open: tests check that a run opens it once).

@@ -6,8 +6,7 @@ import Foundation
 /// describe` (about 1 s, it evaluates the manifest).
 ///
 /// Each answer is keyed by what it depends on, so a stale answer is never used:
-/// - the version, by the resolved `swift` executable's path, size, modification time and inode (a new toolchain is
-///   a new file);
+/// - the version, by the resolved `swift` executable's state (`FileState`: a new toolchain is a new file);
 /// - the graph, by that version, the package's path, and the bytes of its `Package*.swift` manifests and
 ///   Package.resolved (target folders and dependencies come from the manifest alone).
 struct SelectiveCache {
@@ -30,7 +29,7 @@ struct SelectiveCache {
 
     /// `swift --version`, asked only when the executable changed.
     mutating func toolchain(_ swift: String, ask: () async -> String?) async -> String? {
-        let key = Self.fileKey(swift)
+        let key = FileState.key(swift)
         if let key, entries.toolchainKey == key, let known = entries.toolchain { return known }
         guard let version = await ask() else { return nil }
         entries.toolchainKey = key
@@ -62,15 +61,5 @@ struct SelectiveCache {
         try? FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
                                                  withIntermediateDirectories: true)
         try? data.write(to: URL(fileURLWithPath: path), options: .atomic)
-    }
-
-    /// The resolved file's path, size, modification time and inode.
-    static func fileKey(_ path: String) -> String? {
-        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard let a = try? FileManager.default.attributesOfItem(atPath: resolved) else { return nil }
-        let size = (a[.size] as? NSNumber)?.int64Value ?? -1
-        let modified = (a[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        let inode = (a[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
-        return "\(resolved)|\(size)|\(modified)|\(inode)"
     }
 }
