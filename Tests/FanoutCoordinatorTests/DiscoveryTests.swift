@@ -1,4 +1,4 @@
-import FanoutCoordinator
+@testable import FanoutCoordinator
 import FanoutCore
 import FanoutRunners
 import FanoutTestSupport
@@ -84,6 +84,7 @@ import Testing
         try Data("v1".utf8).write(to: URL(fileURLWithPath: dir.file("bin/libShared.so")))
         _ = try await Discovery(historyPath: history).catalog(of: TestProduct(binary: product), destination: local)
         #expect(try listings() == 6, "a shared library beside it is new: listed again")
+        #expect(ListingCache(historyPath: history).count == 2, "one listing per framework: the older states are gone")
 
         let other = Destination(name: "local", environment: ["FLAG": "1"])
         _ = try await Discovery(historyPath: history).catalog(of: TestProduct(binary: product), destination: other)

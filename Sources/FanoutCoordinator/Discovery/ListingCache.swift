@@ -12,12 +12,20 @@ import Synchronization
 /// exact command and environment it was listed with. Only XCTest and Swift Testing listings of a local product are
 /// kept, and only listings that succeeded.
 final class ListingCache: Sendable {
-    /// Entries kept (the newest): a few products, destinations and frameworks.
+    /// Slots kept (the newest): a few products, destinations and frameworks.
     static let capacity = 16
     static let fileName = "listing-cache.json"
 
+    /// What a listing is of (the framework, the binary's path, the command and its environment: `slot`) and the
+    /// state of the files it came from (`state`). A slot holds one listing, the newest: every rebuild makes a new
+    /// state, and keeping the old ones would fill the file with listings nothing can use again.
+    struct Key: Hashable, Codable {
+        var slot: String
+        var state: String
+    }
+
     struct Entry: Codable {
-        var key: String
+        var key: Key
         var listing: String
     }
 
@@ -32,29 +40,34 @@ final class ListingCache: Sendable {
 
     /// The key of listing `binary` with `command`, or nil when a file it depends on cannot be read (then nothing is
     /// remembered).
-    static func key(framework: Framework, binary: String, command: Command) -> String? {
-        guard framework == .xctest || framework == .swiftTesting, let binaryKey = FileState.key(binary) else { return nil }
-        var hash = SHA256()
-        hash.update("\(framework.rawValue)\n\(binaryKey)\n")
-        hash.update(([command.executable] + command.arguments).joined(separator: "\u{0}") + "\n")
-        for (name, value) in command.environment.sorted(by: { $0.key < $1.key }) { hash.update("\(name)=\(value)\u{0}") }
+    static func key(framework: Framework, binary: String, command: Command) -> Key? {
+        guard framework == .xctest || framework == .swiftTesting, let binaryState = FileState.key(binary) else { return nil }
+        var slot = SHA256()
+        slot.update("\(framework.rawValue)\n\(URL(fileURLWithPath: binary).resolvingSymlinksInPath().path)\n")
+        slot.update(([command.executable] + command.arguments).joined(separator: "\u{0}") + "\n")
+        for (name, value) in command.environment.sorted(by: { $0.key < $1.key }) { slot.update("\(name)=\(value)\u{0}") }
+        var state = SHA256()
+        state.update(binaryState)
         let folder = URL(fileURLWithPath: binary).deletingLastPathComponent().path
         let libraries = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
             .filter { $0.hasSuffix(".so") || $0.contains(".so.") || $0.hasSuffix(".dylib") }.sorted()
         for library in libraries {
             guard let key = FileState.key(folder + "/" + library) else { return nil }
-            hash.update("\n\(key)")
+            state.update("\n\(key)")
         }
-        return hash.hex()
+        return Key(slot: slot.hex(), state: state.hex())
     }
 
-    func listing(for key: String) -> String? {
+    /// Listings held (for tests).
+    var count: Int { state.withLock { $0.entries.count } }
+
+    func listing(for key: Key) -> String? {
         state.withLock { s in s.entries.last { $0.key == key }?.listing }
     }
 
-    func remember(_ listing: String, for key: String) {
+    func remember(_ listing: String, for key: Key) {
         state.withLock { s in
-            s.entries.removeAll { $0.key == key }
+            s.entries.removeAll { $0.key.slot == key.slot }
             s.entries.append(Entry(key: key, listing: listing))
             if s.entries.count > Self.capacity { s.entries.removeFirst(s.entries.count - Self.capacity) }
             s.dirty = true
