@@ -100,6 +100,30 @@ import Testing
         #expect(RunningUnits.isComputing(running[1]!) && RunningUnits.isComputing(running[2]!))
     }
 
+    // MARK: - A first run's pace
+
+    @Test func aFirstRunsPaceIsTheMeanTestTimeOnceTwoClassesHaveATimeAndRunningTestsCount() {
+        var running = RunningUnits()
+        func ended(_ suite: String, _ name: String, _ seconds: Double, on destination: String = "local") {
+            running.testEnded(test(suite, name), Attempt(outcome: .passed, duration: seconds, unit: 1, agent: "a"),
+                              destination: destination, unit: 1)
+        }
+        ended("A", "t0", 0.01)
+        ended("A", "t1", 0.03)
+        #expect(running.paces(now: 1).isEmpty, "one class says nothing of the others")
+        ended("B", "t0", 0.05)
+        #expect(running.paces(now: 1)["local"].map { abs($0 - 0.03) < 1e-12 } == true, "0.09 s over 3 tests")
+        running.testEnded(test("D", "t0"), Attempt(outcome: .skipped, duration: 9, unit: 1, agent: "a"),
+                          destination: "local", unit: 1)
+        #expect(running.paces(now: 1)["local"].map { abs($0 - 0.03) < 1e-12 } == true, "a skipped test is no time")
+        // A test still running weighs in with the time it has run: 0.09 + 0.91 s over 4 tests.
+        running.start(.init(unit: unit(2, item("M", "Long", 1, tests: 2)), start: 0, agent: "a"))
+        _ = running.testStarted(test("Long", "t0"), unit: 2, now: 0.09)
+        #expect(running.paces(now: 1)["local"].map { abs($0 - 0.25) < 1e-12 } == true)
+        ended("E", "t0", 0.001, on: "gpu")
+        #expect(running.paces(now: 1)["gpu"] == nil, "each destination has its own pace")
+    }
+
     // MARK: - Work stealing
 
     @Test func aStealCandidateIsItsUnstartedTestsInRunOrderWithThisRunsTimes() {

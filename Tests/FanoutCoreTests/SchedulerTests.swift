@@ -244,6 +244,60 @@ import Testing
         #expect(manyUnits.count < 600, "\(manyUnits.count) processes for 3,000 classes")
         #expect(manyUnits.allSatisfy { $0.items.count <= 3000 / 32 + 1 })
     }
+
+    /// Runs a first run on a virtual clock where every test takes `secondsPerTest` and a process costs `startUp`
+    /// before its first test; with `learns`, each pull is told the pace once two classes have ended (as
+    /// `RunningUnits.paces` does).
+    private func firstRun(classes: Int, tests: Int, secondsPerTest: Double, startUp: Double, slots: Int = 8,
+                          learns: Bool) -> (makespan: Double, units: [WorkUnit]) {
+        var s = Scheduler(items: (0..<classes).map { guessed("C\($0)", tests: tests) },
+                          options: SchedulerOptions(slots: slots, overhead: startUp))
+        var free = Array(repeating: 0.0, count: slots)
+        var ends: [Double] = []
+        var units: [WorkUnit] = []
+        while let slot = free.indices.min(by: { free[$0] < free[$1] }) {
+            let now = free[slot]
+            let known = ends.filter { $0 <= now }.count >= 2
+            guard let unit = s.next(now: now, overhead: startUp, pace: learns && known ? ["local": secondsPerTest] : [:])
+            else { break }
+            units.append(unit)
+            free[slot] = now + startUp + Double(unit.items.reduce(0) { $0 + $1.tests.count }) * secondsPerTest
+            ends.append(free[slot])
+        }
+        return (free.max() ?? 0, units)
+    }
+
+    @Test func aFirstRunPacksTheClassesItsPaceCallsShortAgainstAStartUp() {
+        // many-small: 60 classes of 50 tests of 6 ms, a 40 ms start-up. One class per process costs 60 start-ups.
+        let counted = firstRun(classes: 60, tests: 50, secondsPerTest: 0.006, startUp: 0.04, learns: false)
+        let paced = firstRun(classes: 60, tests: 50, secondsPerTest: 0.006, startUp: 0.04, learns: true)
+        #expect(counted.units.count == 60)
+        #expect(paced.units.count < 45, "\(paced.units.count) processes")
+        #expect(paced.units.flatMap(\.items).count == 60)
+        #expect(paced.units.allSatisfy { Double($0.items.reduce(0) { $0 + $1.tests.count }) * 0.006 <= 20 * 0.04 + 1e-9 },
+                "no process is packed past 20 start-ups")
+        #expect(paced.units.prefix(8).allSatisfy { $0.items.count == 1 }, "before any pace, one class each")
+        // About 20 start-ups fewer over 8 slots: 0.1 s sooner.
+        #expect(paced.makespan <= counted.makespan - 0.08, "\(paced.makespan) against \(counted.makespan)")
+    }
+
+    @Test func aFirstRunWhosePaceIsSlowKeepsAClassPerProcess() {
+        // Classes of 50 tests at 0.1 s: 5 s each, far more than 20 start-ups: nothing to gain, so nothing is packed.
+        let paced = firstRun(classes: 60, tests: 50, secondsPerTest: 0.1, startUp: 0.04, learns: true)
+        #expect(paced.units.count == 60)
+        #expect(paced.units.allSatisfy { $0.items.count == 1 })
+    }
+
+    @Test func aPaceDoesNotChangeARunWithHistory() {
+        let items = (0..<60).map { item("M", "C\($0)", 0.3, tests: 50) }
+        var plain = Scheduler(items: items, options: SchedulerOptions(slots: 8, overhead: 0.04))
+        var paced = plain
+        while let a = plain.next(now: 0, overhead: 0.04) {
+            let b = paced.next(now: 0, overhead: 0.04, pace: ["local": 0.0001])
+            #expect(a.items == b?.items)
+        }
+        #expect(paced.next(now: 0) == nil)
+    }
 }
 
 

@@ -60,6 +60,8 @@ public struct RunningUnits: Sendable {
     private var handedOver: [Int: Set<TestID>] = [:]
     /// This run's test times, per destination and class: what a first run has instead of history.
     private var observed: [String: (sum: Double, count: Int)] = [:]
+    /// Per destination: how many classes have a time in `observed`, and the seconds and count of every test timed.
+    private var timed: [String: (classes: Int, seconds: Double, tests: Int)] = [:]
     /// Units that ended on each agent while a unit there may still be measuring over their time, and whether each
     /// running unit's measurements were taken alone.
     private var endedSpans: [String: [Span]] = [:]
@@ -112,8 +114,25 @@ public struct RunningUnits: Sendable {
     public mutating func testEnded(_ id: TestID, _ attempt: Attempt, destination: String, unit: Int) {
         if entries[unit]?.current?.test == id { entries[unit]?.current = nil }
         guard attempt.outcome == .passed || attempt.outcome == .failed, attempt.duration > 0 else { return }
-        observed["\(destination)|\(id.suite)", default: (0, 0)].sum += attempt.duration
-        observed["\(destination)|\(id.suite)", default: (0, 0)].count += 1
+        let key = "\(destination)|\(id.suite)"
+        let seen = observed[key] ?? (0, 0)
+        observed[key] = (seen.sum + attempt.duration, seen.count + 1)
+        let before = timed[destination] ?? (0, 0, 0)
+        timed[destination] = (before.classes + (seen.count == 0 ? 1 : 0), before.seconds + attempt.duration, before.tests + 1)
+    }
+
+    /// What a first run knows of its tests' pace at `now`: per destination, the mean seconds per test of this
+    /// run's tests there, once two classes or more have a time. The tests running count with the time they have
+    /// run so far, so a long test weighs in before it ends (the short ones end first). The scheduler packs the
+    /// classes this pace calls short (`Scheduler.next`).
+    public func paces(now: Double) -> [String: Double] {
+        var paces: [String: Double] = [:]
+        for (destination, t) in timed where t.classes >= 2 {
+            let current = entries.values.filter { $0.unit.destination == destination }.compactMap(\.current)
+            let seconds = t.seconds + current.reduce(0) { $0 + max(0, now - $1.since) }
+            paces[destination] = seconds / Double(t.tests + current.count)
+        }
+        return paces
     }
 
     // MARK: - Measured alone

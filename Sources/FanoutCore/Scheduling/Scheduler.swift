@@ -53,6 +53,8 @@ public struct Scheduler: Sendable {
     private var returned: [WorkItem] = []
     private var remaining: Double
     private var pending: Int
+    /// Tests in the items still queued.
+    private var remainingTests: Int
     private var nextID: Int
     /// Every estimate is a guess from test counts (nothing timed yet): see `leastDivisibleFirst`.
     private let firstRun: Bool
@@ -85,6 +87,7 @@ public struct Scheduler: Sendable {
         taken = Array(repeating: false, count: sorted.count)
         remaining = sorted.reduce(0) { $0 + $1.estimate }
         pending = sorted.count
+        remainingTests = sorted.reduce(0) { $0 + $1.tests.count }
         nextID = firstUnitID
         predictedEnd = sorted.contains { $0.startsFirst == true }
             ? Self.listMakespan(sorted.map(\.estimate), slots: options.slots, overhead: options.overhead)
@@ -103,8 +106,10 @@ public struct Scheduler: Sendable {
     public var isEmpty: Bool { pending == 0 }
 
     /// The next unit for a slot that is free at `now`, or nil when nothing it accepts is queued. `overhead` is the
-    /// start-up cost measured on that slot's agent, when known (it sizes the batch).
-    public mutating func next(now: Double, overhead: Double? = nil, accepts: (WorkItem) -> Bool = { _ in true }) -> WorkUnit? {
+    /// start-up cost measured on that slot's agent, when known (it sizes the batch). `pace`: on a first run, the
+    /// seconds per test this run has shown so far on each destination (``RunningUnits/paces``), when it has.
+    public mutating func next(now: Double, overhead: Double? = nil, pace: [String: Double] = [:],
+                              accepts: (WorkItem) -> Bool = { _ in true }) -> WorkUnit? {
         guard let head = takeHead(accepts) else { return nil }
         if let batch = head.batch {
             // `--shuffle`: a dealt process runs its batch, all of it and nothing else (`ShuffleDeal`).
@@ -134,6 +139,9 @@ public struct Scheduler: Sendable {
         if total < limit, most > 1 {
             fill(&items, total: &total, limit: limit, most: most, accepts: accepts)
         }
+        if firstRun, let secondsPerTest = pace[head.destination], secondsPerTest > 0 {
+            packShortClasses(&items, secondsPerTest: secondsPerTest, startUp: startUp, accepts: accepts)
+        }
         let unit = WorkUnit(id: nextID, items: items)
         nextID += 1
         return unit
@@ -148,6 +156,7 @@ public struct Scheduler: Sendable {
         returned.removeAll()
         remaining = 0
         pending = 0
+        remainingTests = 0
         return dropped
     }
 
@@ -164,6 +173,7 @@ public struct Scheduler: Sendable {
         for item in out {
             remaining -= item.estimate
             pending -= 1
+            remainingTests -= item.tests.count
         }
         return out
     }
@@ -181,6 +191,7 @@ public struct Scheduler: Sendable {
             returned.insert(item, at: index)
             remaining += item.estimate
             pending += 1
+            remainingTests += item.tests.count
         }
     }
 
@@ -337,15 +348,33 @@ public struct Scheduler: Sendable {
         }
     }
 
+    /// A first run once its tests have shown their pace: a class's time is its tests × `secondsPerTest` (this run's
+    /// mean), and a process whose classes are short against a start-up takes more of them, up to 20 start-ups
+    /// (start-up near 5 % of the process, the floor of a timed batch) and the room a balanced end leaves (the
+    /// queued tests at this pace, shared by the slots), as a timed batch has. Classes the pace calls longer still
+    /// run one per process, as the count rule says; the classes of fewest tests started first, and what a process
+    /// has not started yet, idle slots can take over.
+    private mutating func packShortClasses(_ items: inout [WorkItem], secondsPerTest: Double, startUp: Double,
+                                           accepts: (WorkItem) -> Bool) {
+        let seconds: (WorkItem) -> Double = { Double(max(1, $0.tests.count)) * secondsPerTest }
+        var total = items.reduce(0) { $0 + seconds($1) }
+        // The room a balanced end leaves this slot: the queued tests at this pace, shared by the slots.
+        let room = Double(remainingTests + items.reduce(0) { $0 + $1.tests.count }) * secondsPerTest
+            / Double(options.slots) - startUp
+        let limit = min(20 * startUp, room)
+        guard total < limit else { return }
+        fill(&items, total: &total, limit: limit, most: .max, seconds: seconds, accepts: accepts)
+    }
+
     private mutating func fill(_ items: inout [WorkItem], total: inout Double, limit: Double, most: Int,
-                               accepts: (WorkItem) -> Bool) {
+                               seconds: (WorkItem) -> Double = \.estimate, accepts: (WorkItem) -> Bool) {
         func fits(_ c: WorkItem) -> Bool {
-            items.count < most && total + c.estimate <= limit && accepts(c) && items.allSatisfy { Self.canShareUnit($0, c) }
+            items.count < most && total + seconds(c) <= limit && accepts(c) && items.allSatisfy { Self.canShareUnit($0, c) }
         }
         var r = 0
         while r < returned.count, total < limit, items.count < most {
             if fits(returned[r]) {
-                total += returned[r].estimate
+                total += seconds(returned[r])
                 items.append(takeReturned(r))
             } else {
                 r += 1
@@ -362,7 +391,7 @@ public struct Scheduler: Sendable {
             if !taken[q] {
                 looked += 1
                 if fits(queue[q]) {
-                    total += queue[q].estimate
+                    total += seconds(queue[q])
                     items.append(takeQueued(q))
                 }
             }
@@ -387,6 +416,7 @@ public struct Scheduler: Sendable {
         while cursor < queue.count, taken[cursor] { cursor += 1 }
         remaining -= queue[i].estimate
         pending -= 1
+        remainingTests -= queue[i].tests.count
         return queue[i]
     }
 
@@ -394,6 +424,7 @@ public struct Scheduler: Sendable {
         let item = returned.remove(at: i)
         remaining -= item.estimate
         pending -= 1
+        remainingTests -= item.tests.count
         return item
     }
 }
