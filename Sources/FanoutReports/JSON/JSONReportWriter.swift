@@ -29,9 +29,10 @@ public struct JSONReportWriter: Sendable {
 
     /// `encode`, as pieces: one for a report of up to ``indentedResultLimit`` results; for a larger one, the report
     /// without its results plus its results in slices, on the cores at once (the results are most of the file, and
-    /// one encoder alone is the slowest step of merging the shards of 100,000 tests). The joined bytes are exactly
-    /// what one encoder writes (a test compares them): one-line JSON of an array is `[` + its elements' JSON joined
-    /// by `,` + `]`, and the report without results holds `"results":[]` exactly once, unescaped, at its top level.
+    /// one encoder alone is the slowest step of merging the shards of 100,000 tests; ``ResultsJSON`` writes them).
+    /// The joined bytes are exactly what one encoder writes (a test compares them): one-line JSON of an array is `[`
+    /// + its elements' JSON joined by `,` + `]`, and the report without results holds `"results":[]` exactly once,
+    /// unescaped, at its top level.
     public func encoding(_ report: RunReport) -> Encoding {
         let newline: @Sendable (Data) -> Data = { $0 + [0x0A] }
         guard report.results.count > Self.indentedResultLimit else {
@@ -45,7 +46,10 @@ public struct JSONReportWriter: Sendable {
             Array(report.results[$0..<min($0 + size, report.results.count)])
         }
         let pieces: [@Sendable () throws -> Data] = [{ [rest] in try Self.encoder(indented: false).encode(rest) }]
-            + chunks.map { chunk in { try Self.encoder(indented: false).encode(chunk) } }
+            + chunks.map { chunk in {
+                let encoder = Self.encoder(indented: false)
+                return try ResultsJSON.encode(chunk, fallback: encoder) ?? encoder.encode(chunk)
+            } }
         return Encoding(pieces: pieces) { parts in
             let head = parts[0]
             let marker = Data(#""results":[]"#.utf8)

@@ -1,0 +1,82 @@
+import FanoutCore
+import Foundation
+import Testing
+@testable import FanoutReports
+
+/// `ResultsJSON` writes report.json's results without JSONEncoder: it must write exactly JSONEncoder's bytes, for
+/// every field, every kind of string and number, and know every field there is.
+@Suite struct ResultsJSONTests {
+    let encoder = JSONReportWriter.encoder(indented: false)
+
+    func attempt(_ n: Int) -> Attempt {
+        var a = Attempt(outcome: Outcome.allCases[n % Outcome.allCases.count], duration: [0, 1, 0.001, 1e-05, 123456789.123, 1e21, 0.1 + 0.2, 2.5e-10, 100][n % 9],
+                        issues: [], unit: n, agent: "agent-\(n)")
+        if n % 2 == 0 {
+            a.issues = [Issue(kind: .assertion, message: "XCTAssertEqual failed: (\"a/b\") is not equal to (\"c\\d\")\n\ttab",
+                              location: SourceLocation(file: "/src/Tests/ATests.swift", line: 42)),
+                        Issue(kind: .expectationTimeout, message: "ctl \u{01}\u{08}\u{0C}\r\u{1F}\u{7F} é 😀 \u{2028}", isFailure: false)]
+        }
+        if n % 3 == 0 {
+            a.skipReason = "skip \"quoted\""
+            a.diagnostics = "backtrace\n#0 0x0001 in main"
+            a.attachments = ["attachments/a b/screen.png", "x\\y"]
+            a.cpuSeconds = [0.5, 2, 1e-7][n % 3 == 0 ? (n / 3) % 3 : 0]
+            a.repetition = n
+            a.seed = -n
+            a.contended = "measured beside other work"
+            a.position = n + 1
+            a.replayOf = n - 1
+        }
+        return a
+    }
+
+    func results() -> [TestResult] {
+        (0..<60).map { n in
+            var r = TestResult(id: TestID(module: "M\(n % 3)", suite: "Suite/Nested \(n % 5)", name: "test\(n)(\"x\") /path"),
+                               framework: Framework.allCases[n % Framework.allCases.count], destination: "dest \(n % 4)",
+                               outcome: Outcome.allCases[(n + 1) % Outcome.allCases.count],
+                               attempts: (0..<(n % 4)).map { attempt(n + $0) })
+            if n % 7 == 0 { r.flakeScore = FlakeScore(attempts: 10, failures: 2, runs: 5, flakyRuns: 1, mixedProducts: 1) }
+            if n % 11 == 0, !r.attempts.isEmpty { r.attempts[0].duration = .nan }
+            return r
+        }
+    }
+
+    @Test func resultsAreWrittenByteForByteAsJSONEncoderWritesThem() throws {
+        let results = results()
+        let written = try #require(ResultsJSON.encode(results, fallback: encoder))
+        let expected = try encoder.encode(results)
+        #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        // One result at a time, for a failure that says which.
+        for r in results {
+            #expect(ResultsJSON.encode([r], fallback: encoder) == (try encoder.encode([r])), "\(r.id)")
+        }
+        #expect(ResultsJSON.encode([], fallback: encoder) == Data("[]".utf8))
+    }
+
+    @Test func numbersAndStringsAreSpelledAsJSONEncoderSpellsThem() throws {
+        for value in [0.0, -0.0, 1, -3.5, 1e15, 1e16, 1.2345678901234568e+16, 1e-7, 5e-324, .greatestFiniteMagnitude] {
+            var out: [UInt8] = []
+            ResultsJSON.number(value, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == String(decoding: try encoder.encode([value]), as: UTF8.self).dropFirst().dropLast(),
+                    "\(value)")
+        }
+        let strings = ["", "plain", "\"\\/", (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined(), "\u{7F}é😀\u{2028}\u{FEFF}"]
+        for text in strings {
+            var out: [UInt8] = []
+            ResultsJSON.string(text, to: &out)
+            #expect(out == Array(try encoder.encode([text]).dropFirst().dropLast()), "\(text.debugDescription)")
+        }
+    }
+
+    /// A field added to one of these types must be written by `ResultsJSON` too: this count fails until it is.
+    @Test func theWriterKnowsEveryFieldOfTheTypesItSpellsOut() {
+        func fields(_ value: Any) -> Int { Mirror(reflecting: value).children.count }
+        let r = results()[1]
+        #expect(fields(r) == 9, "TestResult: attempts, destination, flakeScore, framework, id, orderDependence, outcome, quarantine, repeats")
+        #expect(fields(attempt(0)) == 14, "Attempt")
+        #expect(fields(Issue(kind: .other, message: "")) == 4, "Issue")
+        #expect(fields(r.id) == 2 && fields(r.id.suite) == 2, "TestID, SuiteID")
+        #expect(fields(SourceLocation(file: "", line: 0)) == 2, "SourceLocation")
+    }
+}
