@@ -1,4 +1,5 @@
 import FanoutCore
+import FanoutTestSupport
 import Foundation
 import Testing
 @testable import FanoutReports
@@ -42,30 +43,46 @@ import Testing
         }
     }
 
-    @Test func resultsAreWrittenByteForByteAsJSONEncoderWritesThem() throws {
+    /// A report of these results, as one JSONEncoder writes it (pretty up to the limit, one line above it), and as
+    /// the report writer does.
+    func both(_ results: [TestResult]) throws -> (written: String, expected: String) {
+        var report = Sample.report()
+        report.results = results
+        let pretty = results.count <= JSONReportWriter.indentedResultLimit
+        let expected = try JSONReportWriter.encoder(indented: pretty).encode(report) + [0x0A]
+        return (String(decoding: try JSONReportWriter().encode(report), as: UTF8.self), String(decoding: expected, as: UTF8.self))
+    }
+
+    @Test func resultsAreWrittenByteForByteAsJSONEncoderWritesThemPrettyAndOnOneLine() throws {
         let results = results()
-        let written = try #require(ResultsJSON.encode(results, fallback: encoder))
-        let expected = try encoder.encode(results)
-        #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        let pretty = try both(results)
+        #expect(pretty.written == pretty.expected)
+        #expect(pretty.written.contains("\n      \"attempts\" : [\n"), "indented")
         // One result at a time, for a failure that says which.
         for r in results {
-            #expect(ResultsJSON.encode([r], fallback: encoder) == (try encoder.encode([r])), "\(r.id)")
+            let one = try both([r])
+            #expect(one.written == one.expected, "\(r.id)")
         }
-        #expect(ResultsJSON.encode([], fallback: encoder) == Data("[]".utf8))
+        let none = try both([])
+        #expect(none.written == none.expected)
+        let large = (0..<(JSONReportWriter.indentedResultLimit + 1)).map { results[$0 % results.count] }
+        let line = try both(large)
+        #expect(line.written == line.expected)
+        #expect(!line.written.dropLast().contains("\n"), "one line")
     }
 
     @Test func numbersAndStringsAreSpelledAsJSONEncoderSpellsThem() throws {
         for value in [0.0, -0.0, 1, -3.5, 1e15, 1e16, 1.2345678901234568e+16, 1e-7, 5e-324, .greatestFiniteMagnitude] {
-            var out: [UInt8] = []
-            ResultsJSON.number(value, to: &out)
-            #expect(String(decoding: out, as: UTF8.self) == String(decoding: try encoder.encode([value]), as: UTF8.self).dropFirst().dropLast(),
+            var w = ResultsJSON.Writer(pretty: false)
+            w.number(value)
+            #expect(String(decoding: w.out, as: UTF8.self) == String(decoding: try encoder.encode([value]), as: UTF8.self).dropFirst().dropLast(),
                     "\(value)")
         }
         let strings = ["", "plain", "\"\\/", (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined(), "\u{7F}é😀\u{2028}\u{FEFF}"]
         for text in strings {
-            var out: [UInt8] = []
-            ResultsJSON.string(text, to: &out)
-            #expect(out == Array(try encoder.encode([text]).dropFirst().dropLast()), "\(text.debugDescription)")
+            var w = ResultsJSON.Writer(pretty: false)
+            w.string(text)
+            #expect(w.out == Array(try encoder.encode([text]).dropFirst().dropLast()), "\(text.debugDescription)")
         }
     }
 
