@@ -97,3 +97,67 @@ import Testing
         #expect(fields(SourceLocation(file: "", line: 0)) == 2, "SourceLocation")
     }
 }
+
+/// `ResultsJSONReader` reads report.json's results without JSONDecoder: what it reads must be what JSONDecoder reads,
+/// from the writer's output and from JSON the writer would never write; and whatever it does not take, it leaves to
+/// JSONDecoder, whose errors say where.
+@Suite struct ResultsJSONReaderTests {
+    let writing = ResultsJSONTests()
+
+    func viaDecoder(_ data: Data) throws -> RunReport { try JSONConventions.decoder().decode(RunReport.self, from: data) }
+    func fast(_ data: Data) -> RunReport? { ResultsJSONReader.decode(data, decoder: JSONConventions.decoder()) }
+    /// Compared as written, since NaN is not equal to itself.
+    func same(_ a: RunReport?, _ b: RunReport) throws -> Bool {
+        guard let a else { return false }
+        let encoder = JSONReportWriter.encoder(indented: false)
+        return try encoder.encode(a) == encoder.encode(b)
+    }
+
+    @Test func whatTheWriterWritesIsReadAsJSONDecoderReadsItPrettyAndOnOneLine() throws {
+        var report = Sample.report()
+        for results in [writing.results(), (0..<(JSONReportWriter.indentedResultLimit + 1)).map { writing.results()[$0 % 60] }] {
+            report.results = results
+            let data = try JSONReportWriter().encode(report)
+            #expect(try same(fast(data), viaDecoder(data)))
+        }
+        report.results = []
+        let empty = try JSONReportWriter().encode(report)
+        #expect(try same(fast(empty), viaDecoder(empty)))
+    }
+
+    @Test func jsonTheWriterWouldNotWriteIsReadAsJSONDecoderReadsIt() throws {
+        var report = Sample.report()
+        report.results = []
+        let head = String(decoding: try JSONReportWriter.encoder(indented: false).encode(report), as: UTF8.self)
+        let results = #"""
+        [ { "outcome" : "failed", "id": {"suite": {"name": "S\u00e9", "module": "M"}, "name": "t\ud83d\ude00\/x \"q\" \\ \n"},
+            "framework":"xctest", "destination":"local",
+            "attempts":[{"unit":1,"outcome":"failed","issues":[{"message":"m","kind":"assertion","isFailure":true,
+                         "location":{"line":3,"file":"f.swift"}}],"duration":1.5E-3,"agent":"a"}] },
+          {"attempts":[{"agent":"a","duration":2,"issues":[],"outcome":"passed","unit":2,"cpuSeconds":null}],
+           "destination":"local","framework":"xctest","id":{"name":"u","suite":{"module":"M","name":"S"}},
+           "outcome":"passed","somethingNewer":{"a":[1,{"b":"]"}]}},
+          {"attempts":[{"agent":"a","duration":"NaN","issues":[],"outcome":"passed","unit":3}],
+           "destination":"local","framework":"xctest","id":{"name":"v","suite":{"module":"M","name":"S"}},"outcome":"passed"}
+        ]
+        """#
+        let data = Data(head.replacingOccurrences(of: #""results":[]"#, with: #""results" : "# + results).utf8)
+        let read = try #require(fast(data), "taken: the unusual results went through JSONDecoder one by one")
+        #expect(try same(read, viaDecoder(data)))
+        #expect(read.results.map(\.id.name) == ["t😀/x \"q\" \\ \n", "u", "v"])
+        #expect(read.results[0].id.suite.name == "Sé" && read.results[0].attempts[0].duration == 0.0015)
+    }
+
+    @Test func whatIsWrongIsLeftToJSONDecoderAndItsErrors() throws {
+        var report = Sample.report()
+        report.results = Array(writing.results().prefix(3))
+        let good = String(decoding: try JSONReportWriter().encode(report), as: UTF8.self)
+        for broken in [good.replacingOccurrences(of: #""outcome" : "passed""#, with: #""outcome" : "bogus""#),
+                       good.replacingOccurrences(of: #""unit" : 1"#, with: #""unit" : "1""#),
+                       String(good.dropLast(3)),
+                       good.replacingOccurrences(of: #""results" : ["#, with: #""results" : {"#)] {
+            #expect(fast(Data(broken.utf8)) == nil)
+            #expect(throws: ReportDecodingError.self) { try JSONReportReader().decode(Data(broken.utf8)) }
+        }
+    }
+}

@@ -14,9 +14,14 @@ public struct JSONReportReader: Sendable {
                        source: String = JSONReportWriter.fileName) throws(ReportDecodingError) -> RunReport {
         // The whole report first: parsing a large file twice costs a third of reading it. Only when that fails (or
         // the version differs) is the header read, to say why in the terms that matter.
+        let decoder = JSONConventions.decoder()
+        // The results (most of a report) are parsed without JSONDecoder when they are as the writer writes them.
+        if let report = ResultsJSONReader.decode(data, decoder: decoder), report.schemaVersion == RunReport.currentSchemaVersion {
+            return report
+        }
         let failure: any Error
         do {
-            let report = try JSONConventions.decoder().decode(RunReport.self, from: data)
+            let report = try decoder.decode(RunReport.self, from: data)
             guard report.schemaVersion == RunReport.currentSchemaVersion else {
                 throw ReportDecodingError(source: source, reason: .unsupportedSchemaVersion(report.schemaVersion))
             }
