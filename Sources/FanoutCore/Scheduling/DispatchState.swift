@@ -84,7 +84,7 @@ public struct DispatchState: Sendable {
             return capacity.admits(share: item.startsFirst == true ? nil : item.cpuShare, memory: item.peakMemory,
                                    on: machine)
         }
-        guard let unit = scheduler.next(now: now, overhead: overhead, pace: running.paces(now: now), accepts: {
+        guard let unit = scheduler.next(now: now, overhead: overhead, pace: scheduler.firstRun ? running.paces(now: now) : [:], accepts: {
             destinations.contains($0.destination) && (alone || $0.avoidAgent != agent)
                 && (!$0.exclusive || agentIsIdle) && fits($0)
         }) else { return nil }

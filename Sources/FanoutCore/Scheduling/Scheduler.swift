@@ -56,8 +56,9 @@ public struct Scheduler: Sendable {
     /// Tests in the items still queued.
     private var remainingTests: Int
     private var nextID: Int
-    /// Every estimate is a guess from test counts (nothing timed yet): see `leastDivisibleFirst`.
-    private let firstRun: Bool
+    /// Every estimate is a guess from test counts (nothing timed yet): see `leastDivisibleFirst`. Only then does
+    /// `next` use a pace (so a caller need not work one out otherwise).
+    public let firstRun: Bool
 
     public init(items: [WorkItem], options: SchedulerOptions, firstUnitID: Int = 1) {
         self.options = options
