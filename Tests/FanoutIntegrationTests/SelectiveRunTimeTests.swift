@@ -45,6 +45,30 @@ struct SelectiveRunTimeTests {
         try text.replacingOccurrences(of: from, with: to).write(toFile: path, atomically: true, encoding: .utf8)
     }
 
+    /// Changes greeter's greeting, then builds the package as Fanout does and makes sure the products folder's
+    /// greeter says the new one. SwiftPM 6.3.1 was seen (once in CI, not in 4 runs of this test nor 6 edit-and-revert
+    /// rounds by hand here) to keep the old greeter after reverting such an edit, through every later build, even
+    /// one with a changed manifest: its tests then fail, as they do under `swift test`, and this test would
+    /// misread the build system's stale binary as a decision of Fanout's. Then greeter's build folder goes and it
+    /// is built again, which is said. Fanout's build in the next run is a no-op; what it selects does not change.
+    func editGreeter(_ from: String, _ to: String) async throws {
+        try edit("Sources/greeter/main.swift", from, to)
+        let shell = LocalTransport(slots: 1)
+        let bin = package + "/.build/debug"
+        for attempt in 0..<2 {
+            let (built, _, err) = await shell.capture(Command(executable: "/usr/bin/env", arguments: [
+                "swift", "build", "--build-tests", "--package-path", package, "-c", "debug"]))
+            try #require(built == .exited(0), "swift build: \(String(decoding: err, as: UTF8.self))")
+            let (_, out, _) = await shell.capture(Command(executable: bin + "/greeter", arguments: []))
+            let says = String(decoding: out, as: UTF8.self)
+            if says == "\(to)world!\n" { return }
+            print("SwiftPM left greeter stale after the edit (it says \(says.debugDescription)), attempt \(attempt + 1): "
+                + "removing its build folder and building again")
+            for stale in ["greeter.build", "greeter"] { try? FileManager.default.removeItem(atPath: bin + "/" + stale) }
+        }
+        Issue.record("SwiftPM does not rebuild greeter after \(from.debugDescription) became \(to.debugDescription)")
+    }
+
     static let all: Set<String> = ["CLITests", "GoldenTests", "WordsTests"]
 
     @Test mutating func aChangedExecutableOrGoldenFileRunsTheTargetThatUsesItAndNothingElse() async throws {
@@ -63,13 +87,13 @@ struct SelectiveRunTimeTests {
         #expect(SelectiveRunTests.skipped(unchanged) == Self.all)
 
         // The executable's output changes: CLITests runs and fails; the others are skipped.
-        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy there, ")
+        try await editGreeter("Hello, ", "Howdy there, ")
         let greeter = try await run(s)
         #expect(SelectiveRunTests.ran(greeter) == ["CLITests"])
         #expect(greeter.exitCode == 1)
         #expect(greeter.results.filter { $0.outcome == .failed }.count == 3)
         #expect(greeter.selective?.ran.first?.changed == ["built greeter"])
-        try edit("Sources/greeter/main.swift", "Howdy there, ", "Hello, ")
+        try await editGreeter("Howdy there, ", "Hello, ")
         let fixed = try await run(s)
         #expect(SelectiveRunTests.ran(fixed) == ["CLITests"] && fixed.exitCode == 0, "its last run failed: it runs again")
 
@@ -114,7 +138,7 @@ struct SelectiveRunTimeTests {
         #expect(first.selective?.observation?.contains("not observed") == true)
         #expect(first.selective?.verdicts.allSatisfy { $0.observedInputs == nil && $0.verdict == .passed } == true)
         #expect(SelectiveRunTests.skipped(try await run(s)) == Self.all)
-        try edit("Sources/greeter/main.swift", "Hello, ", "Howdy there, ")
+        try await editGreeter("Hello, ", "Howdy there, ")
         let greeter = try await run(s)
         #expect(SelectiveRunTests.ran(greeter) == Self.all)
         #expect(greeter.exitCode == 1)
