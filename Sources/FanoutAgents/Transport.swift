@@ -64,6 +64,12 @@ public protocol Transport: Sendable {
     var kind: TransportKind { get }
     var slots: Int { get }
 
+    /// Starts getting ready for the run `runID` while the coordinator builds and plans, and returns at once: what
+    /// `prepare` does before it needs the product (an SSH agent connects, makes the run's folders, takes its lease
+    /// and reads what the machine is). The first `prepare` takes it over and reports its failure; `shutdown`
+    /// waits for it and undoes it. Local slots have nothing to do ahead.
+    func warmUp(runID: String)
+
     /// Makes the product available on the agent for the run `runID` and returns the path of the test binary there.
     func prepare(product: TestProduct, runID: String) async throws -> String
 
@@ -165,6 +171,7 @@ public struct AgentDetails: Sendable, Hashable {
 }
 
 extension Transport {
+    public func warmUp(runID: String) {}
     public func reset() async {}
     public var isUsable: Bool { true }
     public func takeNotices() -> [String] { [] }

@@ -130,6 +130,28 @@ import Testing
         #expect(try await r.resolve(agent("t1", proxyJump: "c"), settings: settings).jumps.map(\.name) == ["x", "c"])
     }
 
+    /// A fleet's routes resolve together (up to 16 `ssh -G` at a time), in the agents' order; the error said is the
+    /// first agent's in that order that does not resolve, whichever finished first.
+    @Test func aFleetsRoutesResolveTogetherInTheAgentsOrder() async throws {
+        var settings = SSHSettings()
+        let numbers = Array(1...20)
+        let config = numbers.map { "Host node-\($0)\n  HostName 10.1.0.\($0)\n  User u\n  Port 22\n" }.joined()
+            + "Host piped-a\n  ProxyCommand nc first %h %p\nHost piped-b\n  ProxyCommand nc second %h %p\n"
+        _ = try resolver(config, settings: &settings)
+        let key = home + "/.ssh/id_build"
+        var agents = numbers.map { agent("node-\($0)", identity: key) }
+        let routes = try await AgentFleet.resolveRoutes(of: agents, ssh: settings)
+        #expect(routes.routes.map(\.target.endpoint.host) == numbers.map { "10.1.0.\($0)" })
+        agents[7] = agent("piped-a", identity: key)
+        agents[17] = agent("piped-b", identity: key)
+        do {
+            _ = try await AgentFleet.resolveRoutes(of: agents, ssh: settings)
+            Issue.record("a ProxyCommand must be refused")
+        } catch {
+            #expect("\(error)".contains("nc first") && !"\(error)".contains("nc second"), "\(error)")
+        }
+    }
+
     @Test func mistakesInTheConfigAreClearErrors() async throws {
         var settings = SSHSettings()
         let r = try resolver("""

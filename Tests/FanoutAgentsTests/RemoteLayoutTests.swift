@@ -154,6 +154,39 @@ import Testing
         #expect(await processIsGone(pid_t(pid) ?? 0))
     }
 
+    /// What a run needs before its product, in one command (`readyRun`): on a trusted workdir it stops what this run
+    /// left running (a re-admission), reaps another run whose lease lapsed and says so, and takes the lease with its
+    /// watchdog; on a workdir others can write it does none of that.
+    @Test func aRunGetsReadyInOneCommandAndDoesNothingOnAWorkdirOthersCanWrite() async throws {
+        _ = await sh(layout.prepareRun)
+        let line = layout.unitCommand(Command(executable: "/bin/sleep", arguments: ["300"]), unit: 1, workingDirectory: layout.runDir)
+        let running = Task { try await runAsSessionLeader(line) }
+        while !FileManager.default.fileExists(atPath: layout.pidFile(1)) { try await Task.sleep(for: .milliseconds(20)) }
+        let pid = pid_t(try String(contentsOfFile: layout.pidFile(1), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let lapsed = try layout(run: "run-0")
+        let (made, _, madeErr) = await sh(lapsed.prepareRun + "\ntouch -d '2 minutes ago' \(ShellQuote.quote(lapsed.lease))")
+        #expect(made == .exited(0), "\(madeErr)")
+
+        _ = await sh("chmod 0777 \(ShellQuote.quote(layout.workdir))")
+        let (e1, out1, err1) = await sh(layout.readyRun(leaseSeconds: 60))
+        #expect(e1 == .exited(RemoteLayout.untrustedStatus) && out1.isEmpty, "\(err1)")
+        #expect(FileManager.default.fileExists(atPath: lapsed.runDir), "nothing reaped")
+        #expect(!FileManager.default.fileExists(atPath: layout.lease), "no lease taken")
+        #expect(kill(pid, 0) == 0, "nothing killed")
+
+        _ = await sh("chmod 0700 \(ShellQuote.quote(layout.workdir))")
+        let (e2, out2, err2) = await sh(layout.readyRun(leaseSeconds: 60))
+        #expect(e2 == .exited(0) && out2 == "run-0 0\n", "\(out2) \(err2)")
+        #expect(!FileManager.default.fileExists(atPath: lapsed.runDir))
+        _ = try await running.value
+        #expect(await processIsGone(pid))
+        #expect(FileManager.default.fileExists(atPath: layout.lease) && FileManager.default.fileExists(atPath: layout.watchdogPID))
+        let watchdog = pid_t(try String(contentsOfFile: layout.watchdogPID, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let (e3, _, _) = await sh(layout.cleanup)
+        #expect(e3 == .exited(0) && !FileManager.default.fileExists(atPath: layout.runDir))
+        #expect(await processIsGone(watchdog))
+    }
+
     /// What a run keeps for its coordinator's death (a simulator's `simctl delete`) is run when the run is reaped:
     /// here by another run finding its lease lapsed. Values with quotes and spaces reach the shell as they were.
     @Test func whatARunKeepsForItsCoordinatorsDeathRunsWhenTheRunIsReaped() async throws {
@@ -347,7 +380,7 @@ import Testing
 
     /// `script` as a macOS agent would run it: no `timeout` and no `sha256sum` on PATH (a folder of links to
     /// everything else in /usr/bin), BSD `stat` (no `-c`; `-f '%u %p'` prints the mode in octal with the file type
-    /// bits, `-f %m` the mtime), BSD `mv` (no `-T`), and `uname` saying Darwin (so that /proc goes unused). Shell
+    /// bits, a line per file, `-f %m` the mtime; `--` ends the options), BSD `mv` (no `-T`), and `uname` saying Darwin (so that /proc goes unused). Shell
     /// functions stand in for the BSD tools.
     func macLike(_ script: String) throws -> String {
         let bin = root + "/mac-bin"
@@ -365,9 +398,10 @@ import Testing
               case $1 in
                 -c) echo "stat: illegal option -- c" >&2; return 1 ;;
                 -f) echo "stat -f $2" >> \(log)
-                    case $2 in
-                      '%u %p') command stat -c '%u %f' "$3" | { read -r u h && printf '%s %o\\n' "$u" "0x$h"; } ;;
-                      %m) command stat -c %Y "$3" ;;
+                    fmt=$2; shift 2; [ "$1" != -- ] || shift
+                    case $fmt in
+                      '%u %p') for f in "$@"; do command stat -c '%u %f' -- "$f" | { read -r u h && printf '%s %o\\n' "$u" "0x$h"; } || return 1; done ;;
+                      %m) command stat -c %Y -- "$@" ;;
                       *) return 1 ;;
                     esac ;;
                 *) command stat "$@" ;;

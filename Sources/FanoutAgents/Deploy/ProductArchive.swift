@@ -18,9 +18,18 @@ public actor ProductArchives {
     public init() {}
 
     public func pack(_ product: TestProduct) async throws -> PackedProduct {
+        try await archive(of: product).pack()
+    }
+
+    /// Starts packing `product` and returns at once; `pack` then waits for this packing, and `discard` too.
+    public func startPacking(_ product: TestProduct) async {
+        await archive(of: product).start()
+    }
+
+    private func archive(of product: TestProduct) -> ProductArchive {
         let archive = archives[product.binary] ?? ProductArchive(product: product)
         archives[product.binary] = archive
-        return try await archive.pack()
+        return archive
     }
 
     public func discard() async {
@@ -43,10 +52,16 @@ public actor ProductArchive {
     }
 
     public func pack() async throws -> PackedProduct {
-        if let packed { return try await packed.value }
-        let task = Task { try await Self.make(product, scratch: scratch) }
+        try await start().value
+    }
+
+    /// The packing, started on first use.
+    @discardableResult
+    func start() -> Task<PackedProduct, any Error> {
+        if let packed { return packed }
+        let task = Task { [product, scratch] in try await Self.make(product, scratch: scratch) }
         packed = task
-        return try await task.value
+        return task
     }
 
     /// The files that travel with the binary, relative to its folder.

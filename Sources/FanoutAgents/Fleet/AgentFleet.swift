@@ -1,3 +1,5 @@
+import FanoutCore
+
 /// The agents of a run, made from what the user configured: SSH agents when there are any, else local slots. The
 /// Coordinator asks for a fleet and never names a kind of transport; a new kind of agent is added here.
 public struct AgentFleet: Sendable {
@@ -17,12 +19,27 @@ public struct AgentFleet: Sendable {
     }
 
     /// Resolves every agent's route; the first that does not resolve (a missing alias, a ProxyJump loop, a
-    /// ProxyCommand, keys that are not there) is the error, saying which agent and what to fix.
+    /// ProxyCommand, keys that are not there) is the error, saying which agent and what to fix. Up to 16 agents
+    /// resolve at once (each asks `ssh -G`, a process of its own); the first error in the agents' order is said.
     public static func resolveRoutes(of agents: [SSHAgentSpec], ssh: SSHSettings) async throws(AgentError) -> Routes {
         let resolver = OpenSSHResolver(settings: ssh)
-        var routes: [SSHRoute] = []
-        for spec in agents { routes.append(try await resolver.resolve(spec, settings: ssh)) }
-        return Routes(routes: routes)
+        let resolved = await withTaskGroup(of: (Int, Result<SSHRoute, AgentError>).self) { group in
+            var results: [Int: Result<SSHRoute, AgentError>] = [:]
+            for (i, spec) in agents.enumerated() {
+                if i >= 16, let next = await group.next() { results[next.0] = next.1 }
+                group.addTask {
+                    do throws(AgentError) {
+                        let route = try await resolver.resolve(spec, settings: ssh)
+                        return (i, .success(route))
+                    } catch {
+                        return (i, .failure(error))
+                    }
+                }
+            }
+            while let next = await group.next() { results[next.0] = next.1 }
+            return results
+        }
+        return Routes(routes: try agents.indices.map { i throws(AgentError) in try resolved[i]!.get() })
     }
 
     /// `routes`: each SSH agent's (``resolveRoutes(of:ssh:)``); an agent without one resolves its own.
@@ -49,6 +66,17 @@ public struct AgentFleet: Sendable {
     public init(transports: [any Transport]) {
         self.transports = transports
         archives = nil
+    }
+
+    /// Every agent starts getting ready for the run `runID` (``Transport/warmUp(runID:)``) while the coordinator
+    /// builds and plans; the run's `shutdown` undoes what it did, whatever happens to the run meanwhile.
+    public func warmUp(runID: String) {
+        for transport in transports { transport.warmUp(runID: runID) }
+    }
+
+    /// The products are built: they start being packed for the SSH agents (while the tests are listed and planned).
+    public func productsBuilt(_ products: [TestProduct]) async {
+        for product in products { await archives?.startPacking(product) }
     }
 
     /// Shuts every agent down, then deletes what was packed for them.

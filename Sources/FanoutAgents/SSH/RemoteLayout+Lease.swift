@@ -48,6 +48,14 @@ extension RemoteLayout {
             + "nohup /bin/sh -c \(q(script)) </dev/null >/dev/null 2>&1 & echo $! > \(w); fi"
     }
 
+    /// What a run needs on the agent before its product, in one command: its folders made and checked
+    /// (``prepareRun``: nothing else runs when they cannot be trusted), what this run left running there stopped
+    /// (``killAll``, on re-admission), other runs whose lease lapsed reaped (``reapStale(seconds:)``, whose lines it
+    /// prints), and the lease taken (``takeLease(seconds:)``).
+    public func readyRun(leaseSeconds seconds: Int) -> String {
+        [prepareRun, killAll, reapStale(seconds: seconds), takeLease(seconds: seconds)].joined(separator: "\n")
+    }
+
     /// Renews the lease; fails when the run's folder is gone (its lease lapsed and the watchdog reaped it).
     public var renewLease: String { "touch -c \(q(lease)) && [ -f \(q(lease)) ]" }
 

@@ -41,9 +41,10 @@ public struct RemoteLayout: Sendable, Hashable {
     public func bundle(_ sha: String) -> String { bundles + "/" + sha }
 
     /// Creates the run's folders (private to the agent user) and refuses to go on unless the work directory can be
-    /// trusted: see ``trustedWorkdir``. Nothing in the work directory is read or run before this passes.
+    /// trusted: see ``trustedWorkdir``. Nothing in the work directory is read or run before this passes (nor after
+    /// it in the same script: a folder that cannot be made ends it too).
     public var prepareRun: String {
-        "umask 077 && mkdir -p \(q(pids)) \(q(usage)) \(q(incoming)) && \(trustedWorkdir)"
+        "umask 077\nmkdir -p \(q(pids)) \(q(usage)) \(q(incoming)) || exit 1\n\(trustedWorkdir)"
     }
 
     /// Exit status of the agent-side checks when something in the work directory cannot be trusted.
@@ -62,35 +63,43 @@ public struct RemoteLayout: Sendable, Hashable {
         trustCheck([bundles, incoming, workdir + "/runs"], onlyExisting: true)
     }
 
+    /// One `stat` for every path (the folders above the work directory, which `${p%/*}` finds without a process
+    /// each, then the work directory and `paths`), whose lines are checked in the shell: a handful of processes in
+    /// all, where a `stat` and a `dirname` per path took a tenth of a second on a busy agent.
     private func trustCheck(_ paths: [String], onlyExisting: Bool) -> String {
         [
             Self.shellHelpers,
             "d=$(cd \(q(workdir)) && pwd -P) || fanout_refuse \(q("cannot enter the work directory " + workdir))",
-            "p=$d",
-            "while [ \"$p\" != / ]; do p=$(dirname \"$p\"); fanout_above \"$p\"; done",
-            "fanout_owned \"$d\"",
-            "for p in \(paths.map(q).joined(separator: " ")); do \(onlyExisting ? "[ ! -e \"$p\" ] || " : "")fanout_owned \"$p\"; done",
+            #"set --; p=$d; while [ "$p" != / ]; do p=${p%/*}; [ -n "$p" ] || p=/; set -- "$@" "$p"; done; n=$#"#,
+            #"set -- "$@" "$d""#,
+            "for p in \(paths.map(q).joined(separator: " ")); do \(onlyExisting ? "[ ! -e \"$p\" ] || " : "")set -- \"$@\" \"$p\"; done",
+            #"modes=$(fanout_mode "$@") || fanout_refuse "cannot inspect $*""#,
+            "i=0",
+            #"while read -r line; do i=$((i + 1)); eval "p=\"\${$i}\""; fanout_um "$line"; if [ $i -le $n ]; then fanout_above_um "$p"; else fanout_owned_um "$p"; fi; done <<FANOUT_MODES"#,
+            "$modes",
+            "FANOUT_MODES",
         ].joined(separator: "\n")
     }
 
     /// Shell functions of the checks. `fanout_refuse` ends the script with status 77 and a message saying what to fix.
-    /// `fanout_stat` sets `u` (owner uid) and `m` (permission bits, octal with a leading 0) with GNU stat (Linux) or
-    /// BSD stat (macOS), whose `%p` is the whole mode in octal, file type included: masked off with 07777.
+    /// `fanout_mode PATH...` prints a line `uid mode` per path with GNU stat (Linux) or BSD stat (macOS), whose `%p`
+    /// is the whole mode in octal, file type included; `fanout_um LINE` sets `u` (owner uid) and `m` (permission
+    /// bits: the mode masked with 07777) from one; `fanout_stat PATH` does both for one path.
     static let shellHelpers = #"""
         me=$(id -u)
         fanout_refuse() { echo "fanout: $*" >&2; exit 77; }
-        if stat -c %u / >/dev/null 2>&1; then fanout_mode() { stat -c '%u %a' "$1"; }; else fanout_mode() { stat -f '%u %p' "$1"; }; fi
-        fanout_stat() { s=$(fanout_mode "$1") || fanout_refuse "cannot inspect $1"; u=${s% *}; m=0$(printf %o $((0${s#* } & 07777))); }
-        fanout_above() {
-          fanout_stat "$1"
+        if stat -c %u / >/dev/null 2>&1; then fanout_mode() { stat -c '%u %a' -- "$@"; }; else fanout_mode() { stat -f '%u %p' -- "$@"; }; fi
+        fanout_um() { u=${1% *}; m=$((0${1#* } & 07777)); }
+        fanout_stat() { s=$(fanout_mode "$1") || fanout_refuse "cannot inspect $1"; fanout_um "$s"; }
+        fanout_above_um() {
           [ "$u" = 0 ] || [ "$u" = "$me" ] || fanout_refuse "$1 (above the work directory) belongs to uid $u, not to root or the agent user (uid $me): another user could replace what Fanout runs. Choose a work directory whose parents belong to root or to the agent user"
-          [ $((m & 022)) = 0 ] || [ $((m & 01000)) != 0 ] || fanout_refuse "$1 (above the work directory) is writable by group or others (mode ${m#0}) and not sticky: another user could replace what Fanout runs. Run chmod go-w '$1', or choose another work directory"
+          [ $((m & 022)) = 0 ] || [ $((m & 01000)) != 0 ] || fanout_refuse "$1 (above the work directory) is writable by group or others (mode $(printf %o $m)) and not sticky: another user could replace what Fanout runs. Run chmod go-w '$1', or choose another work directory"
         }
-        fanout_owned() {
-          fanout_stat "$1"
+        fanout_owned_um() {
           [ "$u" = "$me" ] || fanout_refuse "$1 belongs to uid $u, not to the agent user (uid $me): Fanout runs only what the agent user wrote. Check who created it, then remove it or give it to the agent user (chown -R $me '$1')"
-          [ $((m & 022)) = 0 ] || fanout_refuse "$1 is writable by group or others (mode ${m#0}): another user could change what Fanout runs. Run chmod go-w '$1'"
+          [ $((m & 022)) = 0 ] || fanout_refuse "$1 is writable by group or others (mode $(printf %o $m)): another user could change what Fanout runs. Run chmod go-w '$1'"
         }
+        fanout_owned() { fanout_stat "$1"; fanout_owned_um "$1"; }
         """#
 
 

@@ -41,7 +41,16 @@ public final class SSHTransport: Transport {
         var running: [Int: UnitStream] = [:]
         /// Things worth telling the user, from preparing the agent (stale runs reaped).
         var notices: [String] = []
+        /// The run's agent side got ready ahead (`warmUp`): taken by the first `prepare` of that run.
+        var warming: (runID: String, task: Task<Ready, any Error>)?
+        /// The machine's hardware class and resources, read once per run (ahead, by `warmUp`).
+        var hardware: Task<String?, Never>?
+        var machine: Task<AgentResources?, Never>?
     }
+
+    /// What `prepare` does before it needs the product: the connection, and the run's layout on the agent, its
+    /// folders made and checked and its lease taken.
+    typealias Ready = (connection: SSHConnection, layout: RemoteLayout)
 
     struct UnitStream {
         let events: AsyncStream<ProcessEvent>.Continuation
@@ -167,20 +176,61 @@ public final class SSHTransport: Transport {
         }
     }
 
-    private func prepareOnce(product: TestProduct, runID: String) async throws -> String {
-        let start = ContinuousClock.now
+    /// Gets the agent ready for the run `runID` while the coordinator builds and plans: connects, makes and checks
+    /// the run's folders, takes its lease, and reads the machine's hardware class and resources. The run's first
+    /// `prepare` takes it over, and reports its failure as its own; `shutdown` waits for it.
+    public func warmUp(runID: String) {
+        state.withLock { s in
+            guard s.warming == nil, s.connection == nil, s.connecting == nil else { return }
+            s.warming = (runID, Task { try await self.getReady(runID: runID) })
+        }
+    }
+
+    /// The run's agent side, ready: the one `warmUp` got (once, and only while its connection lives), else got now.
+    private func ready(runID: String) async throws -> Ready {
+        let warm = state.withLock { s -> Task<Ready, any Error>? in
+            defer { s.warming = nil }
+            return s.warming?.runID == runID ? s.warming?.task : nil
+        }
+        if let warm {
+            let ready = try await warm.value
+            if ready.connection.isAlive { return ready }
+            // It died while the product was built: connect afresh.
+            state.withLock { if $0.connection === ready.connection { $0.connection = nil } }
+        }
+        return try await getReady(runID: runID)
+    }
+
+    private func getReady(runID: String) async throws -> Ready {
         let c = try await connection()
         let layout = try RemoteLayout(workdir: spec.workdir, runID: runID)
         state.withLock { $0.layout = layout }
         liveTransports.withLock { $0[ObjectIdentifier(self)] = self }
-        // Creates the run's folders and checks that nobody but the agent user can change what runs there, before
-        // anything in them (the pid files killAll reads, the bundle) is used.
-        try await check(layout.prepareRun, on: c, what: "creating \(layout.runDir)")
-        // On re-admission, whatever this run left running there before the connection died goes first.
-        try await check(layout.killAll, on: c, what: "stopping what this run left on the agent")
-        try await takeLease(layout, on: c)
+        // Read while the rest gets ready (and the coordinator plans): the first slot waits for both.
+        startProbes(on: c)
+        // One command (each costs the agent a shell): the run's folders, checked; what this run left running there
+        // before the connection died (on re-admission); runs whose lease lapsed, reaped; the lease, taken.
+        let seconds = settings.leaseSeconds
+        let reaped = try await check(layout.readyRun(leaseSeconds: seconds), on: c, what: "getting \(layout.runDir) ready")
+        let notices = reaped.stdoutText.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2 else { return nil }
+            return "reaped run \(parts[0]) on \(name): its coordinator stopped renewing its lease (killed or cut off)"
+                + " over \(seconds) s ago; \(parts[1]) unit process group(s) of it were killed and its folder removed"
+        }
+        keepLease(layout, on: c, notices: notices)
+        return (c, layout)
+    }
+
+    private func prepareOnce(product: TestProduct, runID: String) async throws -> String {
+        let start = ContinuousClock.now
+        let (c, layout) = try await ready(runID: runID)
         guard let archives else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
         let packed = try await archives.pack(product)
+        // Old bundles are evicted while this one is looked for (on a channel of its own): eviction keeps the
+        // current bundle whether it is installed yet or not.
+        async let evicted = check(layout.evict(keep: settings.bundlesKept, current: packed.sha256, leaseSeconds: settings.leaseSeconds),
+                                  on: c, what: "evicting old bundles")
         let ready = try await check(layout.bundleReady(packed.sha256), on: c, what: "looking for the cached bundle")
         var sent = 0
         let cached = ready.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == "yes"
@@ -196,7 +246,7 @@ public final class SSHTransport: Transport {
                 throw AgentError.deployFailed(agent: name, reason: "the bundle \(packed.sha256.prefix(12)) is not in place after installing it")
             }
         }
-        try await check(layout.evict(keep: settings.bundlesKept, current: packed.sha256, leaseSeconds: settings.leaseSeconds), on: c, what: "evicting old bundles")
+        _ = try await evicted
         let elapsed = ContinuousClock.now - start
         let seconds = elapsed.seconds
         // Several products (one per build setting) add up.
@@ -208,18 +258,10 @@ public final class SSHTransport: Transport {
         return layout.bundle(packed.sha256) + "/" + packed.binaryName
     }
 
-    /// Reaps runs whose coordinator died (their lease lapsed), takes this run's lease, starts its watchdog on the
-    /// agent and keeps renewing the lease over this connection.
-    private func takeLease(_ layout: RemoteLayout, on c: SSHConnection) async throws {
+    /// The lease is taken (its watchdog runs on the agent): it is renewed over this connection from now on, and the
+    /// running units' usage sampled.
+    private func keepLease(_ layout: RemoteLayout, on c: SSHConnection, notices: [String]) {
         let seconds = settings.leaseSeconds
-        let reaped = try await check(layout.reapStale(seconds: seconds), on: c, what: "reaping runs whose lease lapsed")
-        let notices = reaped.stdoutText.split(separator: "\n").compactMap { line -> String? in
-            let parts = line.split(separator: " ")
-            guard parts.count == 2 else { return nil }
-            return "reaped run \(parts[0]) on \(name): its coordinator stopped renewing its lease (killed or cut off)"
-                + " over \(seconds) s ago; \(parts[1]) unit process group(s) of it were killed and its folder removed"
-        }
-        try await check(layout.takeLease(seconds: seconds), on: c, what: "taking the run's lease")
         let every = max(1, Double(seconds) / 6)
         let renewal = Task.detached { [renewLease = layout.renewLease] in
             while !Task.isCancelled {
@@ -362,14 +404,33 @@ public final class SSHTransport: Transport {
     }
 
     public func hardwareClass() async -> String? {
-        guard let c = try? await connection(), let r = try? await c.run(HardwareClass.probe, timeout: 10) else { return nil }
-        return HardwareClass.parse(r.stdoutText)
+        if let read = state.withLock({ $0.hardware }), let known = await read.value { return known }
+        guard let c = try? await connection() else { return nil }
+        return await Self.readHardwareClass(on: c)
     }
 
     /// The agent machine's cores, memory and identity, with one command (``AgentResourcesProbe``).
     public func resources() async -> AgentResources? {
-        guard let c = try? await connection(), let r = try? await c.run(AgentResourcesProbe.command, timeout: 10),
-              r.succeeded else { return nil }
+        if let read = state.withLock({ $0.machine }), let known = await read.value { return known }
+        guard let c = try? await connection() else { return nil }
+        return await Self.readResources(on: c)
+    }
+
+    /// Starts reading the hardware class and the resources over `c`, unless they are read already.
+    private func startProbes(on c: SSHConnection) {
+        state.withLock { s in
+            if s.hardware == nil { s.hardware = Task { await Self.readHardwareClass(on: c) } }
+            if s.machine == nil { s.machine = Task { await Self.readResources(on: c) } }
+        }
+    }
+
+    private static func readHardwareClass(on c: SSHConnection) async -> String? {
+        guard let r = try? await c.run(HardwareClass.probe, timeout: 10) else { return nil }
+        return HardwareClass.parse(r.stdoutText)
+    }
+
+    private static func readResources(on c: SSHConnection) async -> AgentResources? {
+        guard let r = try? await c.run(AgentResourcesProbe.command, timeout: 10), r.succeeded else { return nil }
         return AgentResourcesProbe.parse(r.stdoutText)
     }
 
@@ -396,6 +457,10 @@ public final class SSHTransport: Transport {
     }
 
     public func shutdown() async {
+        // A warm-up still under way ends first: what it started on the agent is cleaned up with the rest.
+        if let warm = state.withLock({ s -> Task<Ready, any Error>? in defer { s.warming = nil }; return s.warming?.task }) {
+            _ = try? await warm.value
+        }
         let (connection, layout, renewal, sampler) = state.withLock { ($0.connection, $0.layout, $0.renewal, $0.sampler) }
         renewal?.cancel()
         sampler?.cancel()

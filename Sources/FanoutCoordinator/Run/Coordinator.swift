@@ -118,7 +118,19 @@ public final class Coordinator: Sendable {
         // The run's history session is closed when the run ends, whichever way (`HistorySession.close`).
         defer { history.close() }
         timeline.end("checks", at: clock.now())
-        let prepared = try await preparation.prepare(timeline: timeline, runClock: clock)
+        // The agents get ready while the product is built, listed and planned (an SSH agent connects, makes the run's
+        // folders and takes its lease; the product is packed as soon as it is built): the first unit waits only for
+        // what needs the product. Whatever happens next, `fleet.shutdown()` undoes it.
+        let fleet = makeFleet(routes: routes)
+        let sideline = PreparationSideline(willRun: { fleet.warmUp(runID: runID) },
+                                           built: { await fleet.productsBuilt($0) })
+        let prepared: PreparedRun
+        do {
+            prepared = try await preparation.prepare(timeline: timeline, runClock: clock, sideline: sideline)
+        } catch {
+            await fleet.shutdown()
+            throw error
+        }
         timeline = prepared.timeline
         // The product's identity for the history's flake evidence, read while the tests run.
         let products = Set(prepared.products.values)
@@ -128,10 +140,18 @@ public final class Coordinator: Sendable {
                           predicted: prepared.plan.predictedMakespan, lowerBound: prepared.plan.lowerBound))
 
         // Queue mode: the plan seeds the build's queue (when this job is the first), and the work comes from there.
-        let feed: QueueFeed? = if let job = settings.queue {
-            try await QueueFeed.join(job, items: Scheduler(items: prepared.items, options: preparation.schedulerOptions).queuedItems,
-                                     retries: settings.isRepeating ? 0 : settings.retries, progress: progress)
-        } else { nil }
+        let feed: QueueFeed?
+        if let job = settings.queue {
+            do {
+                feed = try await QueueFeed.join(job, items: Scheduler(items: prepared.items, options: preparation.schedulerOptions).queuedItems,
+                                                retries: settings.isRepeating ? 0 : settings.retries, progress: progress)
+            } catch {
+                await fleet.shutdown()
+                throw error
+            }
+        } else {
+            feed = nil
+        }
         let planned = feed == nil ? prepared.items : []
         let dispatcher = Dispatcher(scheduler: Scheduler(items: planned, options: preparation.schedulerOptions),
                                items: planned, requeueBudget: settings.requeueBudget,
@@ -146,8 +166,7 @@ public final class Coordinator: Sendable {
 
         // Selective testing may leave nothing to run: then no agent is started, and the report says why.
         let nothingToRun = prepared.items.isEmpty && prepared.selective != nil
-        let fleet = nothingToRun ? AgentFleet(transports: []) : makeFleet(routes: routes)
-        let transports = fleet.transports
+        let transports = nothingToRun ? [] : fleet.transports
         var unserved: [String: String] = [:]
         for spec in prepared.destinations where !nothingToRun && !transports.contains(where: { !$0.served(of: [spec]).isEmpty }) {
             let why = "no agent serves destination \(spec.name)"

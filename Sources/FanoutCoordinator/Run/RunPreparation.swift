@@ -6,6 +6,13 @@ import Foundation
 /// Lists the tests of a built product for one destination (by default `Discovery`, which runs the binary).
 typealias Discover = @Sendable (TestProduct, DestinationSpec) async throws(FanoutError) -> Catalog
 
+/// What a run does beside its preparation, told when: something will be built and run (the agents get ready), and
+/// the products are built (they are packed for the agents while the tests are listed and planned).
+struct PreparationSideline: Sendable {
+    var willRun: @Sendable () -> Void = {}
+    var built: @Sendable ([TestProduct]) async -> Void = { _ in }
+}
+
 /// Everything before the first unit runs: build each distinct build setting once, discover each destination's
 /// tests, estimate them from the timing history, split long classes, and plan (`fanout plan` and `fanout list`
 /// stop here).
@@ -21,8 +28,8 @@ struct RunPreparation: Sendable {
     /// The stages, in the order of docs/ARCHITECTURE.md's diagram: select → build → discover → quarantine →
     /// estimate (and split) → shard → repeat → plan. Each stage is a function below, named for what it does.
     /// `timeline` (on `runClock`) holds the run's phases so far; the prepared run carries it on with the stages'.
-    func prepare(timeline: PhaseTimeline = PhaseTimeline(),
-                 runClock: RunClock = RunClock(ContinuousClock())) async throws(FanoutError) -> PreparedRun {
+    func prepare(timeline: PhaseTimeline = PhaseTimeline(), runClock: RunClock = RunClock(ContinuousClock()),
+                 sideline: PreparationSideline = PreparationSideline()) async throws(FanoutError) -> PreparedRun {
         let clock = ContinuousClock()
         let start = clock.now
         var timeline = timeline
@@ -46,6 +53,7 @@ struct RunPreparation: Sendable {
             prepared.timeline = timeline
             return prepared
         }
+        sideline.willRun()
         // The timing history is read while the products are built and listed: it needs the destinations' names
         // alone, and reading it (a tenth of a second or more for thousands of tests) no longer waits for them.
         let names = destinations.map(\.name)
@@ -60,6 +68,7 @@ struct RunPreparation: Sendable {
         let quarantine: QuarantinePlan
         do {
             products = try await build(destinations)
+            await sideline.built(Array(Set(products.values)))
             timeline.end("build", at: runClock.now())
             let fullCatalogs: [String: Catalog]
             (catalogs, fullCatalogs) = try await discover(destinations, products: products, filter: filter)
