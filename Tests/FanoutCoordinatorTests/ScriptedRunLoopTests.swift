@@ -132,7 +132,7 @@ import Testing
 
     /// `timing.phases`: every phase of the run in order, on the run's clock, one after another: up to the end of the
     /// wind-down they add up to the report's `wall`, `agents` ends where the first unit started and `tests` is the
-    /// makespan; the finished run adds the report files' writing.
+    /// makespan; the finished run adds the report files' writing, then what stopping the agents took beyond it.
     @Test func theRunsPhasesFollowEachOtherAndAddUpToItsWall() async throws {
         let clock = VirtualClock()
         let script = Script.passing(classes: 4, tests: 2)
@@ -153,7 +153,7 @@ import Testing
         #expect(abs(beforeTests - timing.preparation) < 1e-9, "up to the first unit's start")
         let toWindDown = phases.dropFirst().prefix { $0.phase != "assemble" }.reduce(0) { $0 + $1.seconds }
         #expect(abs(toWindDown - timing.wall) < 1e-9, "\(phases) against wall \(timing.wall)")
-        #expect(outcome.phases.map(\.phase) == phases.map(\.phase) + ["reports"])
+        #expect(outcome.phases.map(\.phase) == phases.map(\.phase) + ["reports", "stopping"])
         #expect(outcome.reportFiles.map(\.phase) == ["report.json", "junit.xml", "summary.md", "report.html"])
         // And report.json keeps them.
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(
@@ -161,6 +161,41 @@ import Testing
         let written = (json?["timing"] as? [String: Any])?["phases"] as? [[String: Any]] ?? []
         #expect(written.compactMap { $0["phase"] as? String } == phases.map(\.phase))
         #expect(written.compactMap { $0["seconds"] as? Double } == phases.map(\.seconds))
+    }
+
+    /// The agents stop while the report is assembled and written: here their shutdown waits for report.json to be
+    /// there (on a real clock, 30 s at most), which it is only when the run does not wait for them first; the run
+    /// still returns only once every agent has stopped, and `--timings` names what that took (`stopping`).
+    @Test func theAgentsStopWhileTheReportIsWrittenAndTheRunEndsOnceTheyHave() async throws {
+        let script = Script.passing(classes: 4, tests: 2, seconds: 0.001)
+        let reportFile = Mutex<String?>(nil)
+        let sawTheReport = Mutex(0)
+        let stopping: @Sendable () async -> Void = {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if let file = reportFile.withLock({ $0 }), FileManager.default.fileExists(atPath: file) {
+                    sawTheReport.withLock { $0 += 1 }
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let agents = ["a", "b"].map { ScriptedTransport(name: $0, slots: 2, script: script, stopping: stopping) }
+        let dir = try TempDir()
+        let binary = dir.file("Scripted.xctest")
+        _ = FileManager.default.createFile(atPath: binary, contents: Data(), attributes: [.posixPermissions: 0o755])
+        var settings = RunSettings()
+        settings.bundlePath = binary
+        settings.historyPath = dir.file("history.sqlite")
+        settings.reportDirectory = dir.file("report")
+        reportFile.withLock { $0 = dir.file("report/report.json") }
+        let catalog = script.catalog
+        let outcome = try await Coordinator(settings: settings, transports: agents, discover: { _, _ in catalog },
+                                            progress: { _ in }).run()
+        #expect(outcome.exitCode == .success)
+        #expect(sawTheReport.withLock { $0 } == 2, "both agents stopped after report.json was written")
+        #expect(agents.allSatisfy { $0.stoppedAt != nil }, "the run returned once every agent had stopped")
+        #expect(outcome.phases.last?.phase == "stopping", "\(outcome.phases)")
     }
 
     @Test func aLostAgentsUnfinishedWorkIsRequeuedOnAnother() async throws {

@@ -54,15 +54,15 @@ import Testing
         let startUp: [String] = []
         #endif
         #expect(named == startUp + ["checks", "build", "discover", "history", "estimate", "plan", "agents", "tests",
-                                    "wind-down", "assemble", "judge", "record", "reports"], "\(table)")
+                                    "wind-down", "assemble", "judge", "record", "reports", "stopping"], "\(table)")
         #expect(table.contains("(at once: report.json "), "\(table)")
         let phases = try #require((try report(dir.file("a"))["timing"] as? [String: Any])?["phases"] as? [[String: Any]])
-        #expect(phases.compactMap { $0["phase"] as? String } == Array(named.dropLast()))
+        #expect(phases.compactMap { $0["phase"] as? String } == Array(named.dropLast(2)))
         #expect(phases.allSatisfy { ($0["seconds"] as? Double ?? -1) >= 0 }, "\(phases)")
 
         let (plainCode, plain, _) = try await runCLI(args + ["--report-dir", dir.file("b")])
         #expect(plainCode == 0 && !plain.contains("Timings: "), "the table only with the flag")
-        #expect(((try report(dir.file("b"))["timing"] as? [String: Any])?["phases"] as? [[String: Any]])?.count == named.count - 1,
+        #expect(((try report(dir.file("b"))["timing"] as? [String: Any])?["phases"] as? [[String: Any]])?.count == named.count - 2,
                 "report.json always has them")
     }
 

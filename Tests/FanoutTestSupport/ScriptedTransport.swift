@@ -35,6 +35,8 @@ public final class ScriptedTransport: Transport {
         var refusalsLeft = 0
         /// When each deployment was tried (seconds on the run's clock), refused or not.
         var prepareTimes: [Double] = []
+        /// When `shutdown` ended (seconds on the run's clock).
+        var stoppedAt: Double?
     }
 
     /// - Parameters:
@@ -44,9 +46,12 @@ public final class ScriptedTransport: Transport {
     ///     fails.
     ///   - clock: what scripted durations pass on.
     ///   - refusesAfterLoss: after a loss, this many deployments fail before one succeeds (with `comesBack`).
+    ///   - stopping: what `shutdown` waits for before it ends (an SSH agent's clean-up over the network).
     public init(name: String, slots: Int, script: Script, loseAfter: Int? = nil, comesBack: Bool = false,
-                refusesAfterLoss: Int = 0, clock: any Clock<Duration> = ContinuousClock()) {
+                refusesAfterLoss: Int = 0, stopping: (@Sendable () async -> Void)? = nil,
+                clock: any Clock<Duration> = ContinuousClock()) {
         self.name = name
+        self.stopping = stopping
         self.clock = clock
         self.slots = slots
         self.script = script
@@ -55,6 +60,10 @@ public final class ScriptedTransport: Transport {
     }
 
     private let runClock: RunClock
+    private let stopping: (@Sendable () async -> Void)?
+
+    /// When `shutdown` ended, in seconds since this transport was made; nil before.
+    public var stoppedAt: Double? { state.withLock { $0.stoppedAt } }
 
     /// When each deployment was tried, in seconds since this transport was made (the run's start), refused or not.
     public var prepareTimes: [Double] { state.withLock { $0.prepareTimes } }
@@ -90,7 +99,11 @@ public final class ScriptedTransport: Transport {
         }
     }
 
-    public func shutdown() async {}
+    public func shutdown() async {
+        await stopping?()
+        let now = runClock.now()
+        state.withLock { $0.stoppedAt = now }
+    }
 
     public func reset() async {
         state.withLock { s in

@@ -194,7 +194,15 @@ public final class Coordinator: Sendable {
         let dispatched = clock.now()
         feeding?.cancel()
         let fed = await feeding?.value
-        await fleet.shutdown()
+        // The fleet stops (on the agents: what is left killed, the run's folder removed) while the report is assembled
+        // and written, unless the run's teardown hook comes after it; the run ends once it has stopped, either way.
+        let stopping: Task<Void, Never>
+        if hooks.has(.run, .tearDown), !nothingToRun {
+            await fleet.shutdown()
+            stopping = Task {}
+        } else {
+            stopping = Task { await fleet.shutdown() }
+        }
         // The run's teardown, at the very end (whether its set-up passed or not; interrupted or not).
         if !nothingToRun { await dispatcher.hookEnded(await hooks.runOnCoordinator(.tearDown)) }
         if usable.isEmpty, !nothingToRun, ready {
@@ -215,8 +223,14 @@ public final class Coordinator: Sendable {
         report.product.sha256 = await digest.value
         if let fed { QueueFeed.account(fed, in: &report, build: settings.queue?.build ?? "") }
         timeline.end("assemble", at: clock.now())
-        let finished = finish(&report, interrupted: interrupted, reportDirectory: reportDirectory, timeline: timeline,
+        var finished = finish(&report, interrupted: interrupted, reportDirectory: reportDirectory, timeline: timeline,
                               clock: clock)
+        let written = clock.now()
+        await stopping.value
+        // What stopping the agents took beyond writing the reports (named for `--timings`; the files are written).
+        if !hooks.has(.run, .tearDown) || nothingToRun {
+            finished.phases.append(PhaseTime("stopping", seconds: max(0, clock.now() - written)))
+        }
         await feed?.keep(finished.report)
         return finished
     }
