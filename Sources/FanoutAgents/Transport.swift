@@ -70,6 +70,12 @@ public protocol Transport: Sendable {
     /// waits for it and undoes it. Local slots have nothing to do ahead.
     func warmUp(runID: String)
 
+    /// Starts `prepare(product:runID:)` and returns at once: the product is built, and deploying it goes on while
+    /// the coordinator lists the tests and plans (an upload of a new build with it). The run's first `prepare` of
+    /// that product takes it over, with its result or its error; `shutdown` waits for it. Local slots have nothing
+    /// to deploy.
+    func deployAhead(product: TestProduct, runID: String)
+
     /// Makes the product available on the agent for the run `runID` and returns the path of the test binary there.
     func prepare(product: TestProduct, runID: String) async throws -> String
 
@@ -172,6 +178,7 @@ public struct AgentDetails: Sendable, Hashable {
 
 extension Transport {
     public func warmUp(runID: String) {}
+    public func deployAhead(product: TestProduct, runID: String) {}
     public func reset() async {}
     public var isUsable: Bool { true }
     public func takeNotices() -> [String] { [] }

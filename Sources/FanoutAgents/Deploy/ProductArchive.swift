@@ -18,18 +18,9 @@ public actor ProductArchives {
     public init() {}
 
     public func pack(_ product: TestProduct) async throws -> PackedProduct {
-        try await archive(of: product).pack()
-    }
-
-    /// Starts packing `product` and returns at once; `pack` then waits for this packing, and `discard` too.
-    public func startPacking(_ product: TestProduct) async {
-        await archive(of: product).start()
-    }
-
-    private func archive(of product: TestProduct) -> ProductArchive {
         let archive = archives[product.binary] ?? ProductArchive(product: product)
         archives[product.binary] = archive
-        return archive
+        return try await archive.pack()
     }
 
     public func discard() async {
@@ -52,16 +43,10 @@ public actor ProductArchive {
     }
 
     public func pack() async throws -> PackedProduct {
-        try await start().value
-    }
-
-    /// The packing, started on first use.
-    @discardableResult
-    func start() -> Task<PackedProduct, any Error> {
-        if let packed { return packed }
-        let task = Task { [product, scratch] in try await Self.make(product, scratch: scratch) }
+        if let packed { return try await packed.value }
+        let task = Task { try await Self.make(product, scratch: scratch) }
         packed = task
-        return task
+        return try await task.value
     }
 
     /// The files that travel with the binary, relative to its folder.

@@ -1,5 +1,3 @@
-import FanoutCore
-
 /// The agents of a run, made from what the user configured: SSH agents when there are any, else local slots. The
 /// Coordinator asks for a fleet and never names a kind of transport; a new kind of agent is added here.
 public struct AgentFleet: Sendable {
@@ -72,11 +70,6 @@ public struct AgentFleet: Sendable {
     /// builds and plans; the run's `shutdown` undoes what it did, whatever happens to the run meanwhile.
     public func warmUp(runID: String) {
         for transport in transports { transport.warmUp(runID: runID) }
-    }
-
-    /// The products are built: they start being packed for the SSH agents (while the tests are listed and planned).
-    public func productsBuilt(_ products: [TestProduct]) async {
-        for product in products { await archives?.startPacking(product) }
     }
 
     /// Shuts every agent down, then deletes what was packed for them.

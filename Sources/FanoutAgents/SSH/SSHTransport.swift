@@ -43,6 +43,8 @@ public final class SSHTransport: Transport {
         var notices: [String] = []
         /// The run's agent side got ready ahead (`warmUp`): taken by the first `prepare` of that run.
         var warming: (runID: String, task: Task<Ready, any Error>)?
+        /// Deployments started ahead (`deployAhead`), by product binary: each taken by the first `prepare` of it.
+        var ahead: [String: Task<String, any Error>] = [:]
         /// The machine's hardware class and resources, read once per run (ahead, by `warmUp`).
         var hardware: Task<String?, Never>?
         var machine: Task<AgentResources?, Never>?
@@ -164,7 +166,19 @@ public final class SSHTransport: Transport {
 
     // MARK: - Transport
 
+    public func deployAhead(product: TestProduct, runID: String) {
+        state.withLock { s in
+            guard s.ahead[product.binary] == nil else { return }
+            s.ahead[product.binary] = Task { try await self.deploy(product: product, runID: runID) }
+        }
+    }
+
     public func prepare(product: TestProduct, runID: String) async throws -> String {
+        if let ahead = state.withLock({ $0.ahead.removeValue(forKey: product.binary) }) { return try await ahead.value }
+        return try await deploy(product: product, runID: runID)
+    }
+
+    private func deploy(product: TestProduct, runID: String) async throws -> String {
         do {
             return try await prepareOnce(product: product, runID: runID)
         } catch {
@@ -224,9 +238,11 @@ public final class SSHTransport: Transport {
 
     private func prepareOnce(product: TestProduct, runID: String) async throws -> String {
         let start = ContinuousClock.now
-        let (c, layout) = try await ready(runID: runID)
         guard let archives else { throw AgentError.deployFailed(agent: name, reason: "no product to deploy") }
-        let packed = try await archives.pack(product)
+        // Packed (once for every agent) while this agent gets ready.
+        async let packing = archives.pack(product)
+        let (c, layout) = try await ready(runID: runID)
+        let packed = try await packing
         // Old bundles are evicted while this one is looked for (on a channel of its own): eviction keeps the
         // current bundle whether it is installed yet or not.
         async let evicted = check(layout.evict(keep: settings.bundlesKept, current: packed.sha256, leaseSeconds: settings.leaseSeconds),
@@ -460,6 +476,10 @@ public final class SSHTransport: Transport {
         // A warm-up still under way ends first: what it started on the agent is cleaned up with the rest.
         if let warm = state.withLock({ s -> Task<Ready, any Error>? in defer { s.warming = nil }; return s.warming?.task }) {
             _ = try? await warm.value
+        }
+        // So does a deployment started ahead that no slot took (the run ended before dispatching).
+        for ahead in state.withLock({ s -> [Task<String, any Error>] in defer { s.ahead = [:] }; return Array(s.ahead.values) }) {
+            _ = try? await ahead.value
         }
         let (connection, layout, renewal, sampler) = state.withLock { ($0.connection, $0.layout, $0.renewal, $0.sampler) }
         renewal?.cancel()

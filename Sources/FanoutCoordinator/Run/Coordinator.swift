@@ -118,12 +118,16 @@ public final class Coordinator: Sendable {
         // The run's history session is closed when the run ends, whichever way (`HistorySession.close`).
         defer { history.close() }
         timeline.end("checks", at: clock.now())
-        // The agents get ready while the product is built, listed and planned (an SSH agent connects, makes the run's
-        // folders and takes its lease; the product is packed as soon as it is built): the first unit waits only for
-        // what needs the product. Whatever happens next, `fleet.shutdown()` undoes it.
+        // The agents get ready while the product is built (an SSH agent connects, makes the run's folders, takes its
+        // lease), and the product is deployed to them while the tests are listed and planned: the first unit waits
+        // only for what is left of that. Whatever happens next, `fleet.shutdown()` undoes it.
         let fleet = makeFleet(routes: routes)
-        let sideline = PreparationSideline(willRun: { fleet.warmUp(runID: runID) },
-                                           built: { await fleet.productsBuilt($0) })
+        let sideline = PreparationSideline(willRun: { fleet.warmUp(runID: runID) }, built: { destinations, products in
+            for transport in fleet.transports {
+                let mine = Set(transport.served(of: destinations).compactMap { products[$0.name] })
+                for product in mine { transport.deployAhead(product: product, runID: runID) }
+            }
+        })
         let prepared: PreparedRun
         do {
             prepared = try await preparation.prepare(timeline: timeline, runClock: clock, sideline: sideline)

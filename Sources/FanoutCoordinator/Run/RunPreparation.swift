@@ -7,10 +7,10 @@ import Foundation
 typealias Discover = @Sendable (TestProduct, DestinationSpec) async throws(FanoutError) -> Catalog
 
 /// What a run does beside its preparation, told when: something will be built and run (the agents get ready), and
-/// the products are built (they are packed for the agents while the tests are listed and planned).
+/// each destination's product is built (it is deployed to the agents while the tests are listed and planned).
 struct PreparationSideline: Sendable {
     var willRun: @Sendable () -> Void = {}
-    var built: @Sendable ([TestProduct]) async -> Void = { _ in }
+    var built: @Sendable (_ destinations: [DestinationSpec], _ products: [String: TestProduct]) -> Void = { _, _ in }
 }
 
 /// Everything before the first unit runs: build each distinct build setting once, discover each destination's
@@ -68,7 +68,7 @@ struct RunPreparation: Sendable {
         let quarantine: QuarantinePlan
         do {
             products = try await build(destinations)
-            await sideline.built(Array(Set(products.values)))
+            sideline.built(destinations, products)
             timeline.end("build", at: runClock.now())
             let fullCatalogs: [String: Catalog]
             (catalogs, fullCatalogs) = try await discover(destinations, products: products, filter: filter)
