@@ -28,7 +28,7 @@ import Testing
     }
 
     /// The coordinator `run` drives (and the folder its run writes to, kept as long as the caller holds it).
-    func coordinator(_ script: Script, on agents: [ScriptedTransport], clock: VirtualClock,
+    func coordinator(_ script: Script, on agents: [ScriptedTransport], clock: any Clock<Duration>,
                      _ configure: (inout RunSettings) -> Void = { _ in },
                      phase: @escaping @Sendable (String) -> Void = { _ in }) throws -> (Coordinator, TempDir) {
         let dir = try TempDir()
@@ -181,17 +181,10 @@ import Testing
             }
         }
         let agents = ["a", "b"].map { ScriptedTransport(name: $0, slots: 2, script: script, stopping: stopping) }
-        let dir = try TempDir()
-        let binary = dir.file("Scripted.xctest")
-        _ = FileManager.default.createFile(atPath: binary, contents: Data(), attributes: [.posixPermissions: 0o755])
-        var settings = RunSettings()
-        settings.bundlePath = binary
-        settings.historyPath = dir.file("history.sqlite")
-        settings.reportDirectory = dir.file("report")
+        let (coordinator, dir) = try coordinator(script, on: agents, clock: ContinuousClock())
+        defer { withExtendedLifetime(dir) {} }
         reportFile.withLock { $0 = dir.file("report/report.json") }
-        let catalog = script.catalog
-        let outcome = try await Coordinator(settings: settings, transports: agents, discover: { _, _ in catalog },
-                                            progress: { _ in }).run()
+        let outcome = try await coordinator.run()
         #expect(outcome.exitCode == .success)
         #expect(sawTheReport.withLock { $0 } == 2, "both agents stopped after report.json was written")
         #expect(agents.allSatisfy { $0.stoppedAt != nil }, "the run returned once every agent had stopped")
